@@ -1,0 +1,164 @@
+//! [`Config`]: the parameters of one Raft node, with etcd's defaults, and
+//! [`Config::validate`].
+
+use crate::errors::{Error, Result};
+
+/// How linearizable reads are served (etcd `ReadOnlyOption`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadOnlyOption {
+    /// The leader confirms its leadership with a heartbeat round before it
+    /// answers a read (etcd `ReadOnlySafe`).
+    #[default]
+    Safe,
+    /// The leader answers from its lease (requires `check_quorum`); faster,
+    /// but relies on bounded clock drift (etcd `ReadOnlyLeaseBased`).
+    LeaseBased,
+}
+
+/// The parameters of one Raft node.
+///
+/// Defaults (see [`Config::new`]) follow etcd raft v3.6 with pre-vote and
+/// check-quorum turned on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// This node's id; must not be zero.
+    pub id: u64,
+    /// Ticks a follower waits without hearing from a leader before it
+    /// campaigns. The actual timeout is drawn from
+    /// `[election_tick, 2 * election_tick)`. Must exceed `heartbeat_tick`.
+    pub election_tick: usize,
+    /// Ticks between the leader's heartbeats.
+    pub heartbeat_tick: usize,
+    /// The last index the host applied before a restart; entries up to it
+    /// are not handed out again.
+    pub applied: u64,
+    /// The most bytes of entries in one append message (0 means one entry
+    /// per message).
+    pub max_size_per_msg: u64,
+    /// The most bytes of committed entries in one Ready (0 means the same as
+    /// `max_size_per_msg`).
+    pub max_committed_size_per_ready: u64,
+    /// The most bytes of uncommitted entry payload the leader accepts; more
+    /// proposals are dropped with [`Error::ProposalDropped`] (0 = unlimited).
+    pub max_uncommitted_entries_size: u64,
+    /// The most append messages in flight to one peer.
+    pub max_inflight_msgs: usize,
+    /// The most bytes of entries in flight to one peer (0 = unlimited).
+    pub max_inflight_bytes: u64,
+    /// The leader steps down when it has not heard from a quorum within an
+    /// election timeout, and followers ignore votes while in a lease.
+    pub check_quorum: bool,
+    /// Candidates run a pre-vote round before raising their term.
+    pub pre_vote: bool,
+    /// How reads are served.
+    pub read_only_option: ReadOnlyOption,
+    /// Followers drop proposals instead of forwarding them to the leader.
+    pub disable_proposal_forwarding: bool,
+    /// Skip the propose-time checks of configuration changes.
+    pub disable_conf_change_validation: bool,
+    /// A leader removed from the configuration steps down.
+    pub step_down_on_removal: bool,
+    /// A learner may be promoted only when its match index is at most this
+    /// many entries behind the leader's last index (0 = fully caught up).
+    pub promote_max_lag: u64,
+    /// The most learners the configuration may hold.
+    pub max_learners: usize,
+    /// The seed of the election-timeout RNG; 0 derives one from `id`.
+    pub seed: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            id: 0,
+            election_tick: 10,
+            heartbeat_tick: 1,
+            applied: 0,
+            max_size_per_msg: 1024 * 1024,
+            max_committed_size_per_ready: 0,
+            max_uncommitted_entries_size: 0,
+            max_inflight_msgs: 256,
+            max_inflight_bytes: 0,
+            check_quorum: true,
+            pre_vote: true,
+            read_only_option: ReadOnlyOption::Safe,
+            disable_proposal_forwarding: false,
+            disable_conf_change_validation: false,
+            step_down_on_removal: true,
+            promote_max_lag: 1000,
+            max_learners: 1,
+            seed: 0,
+        }
+    }
+}
+
+impl Config {
+    /// The default configuration for node `id`.
+    ///
+    /// ```
+    /// let c = raftlet::Config::new(1);
+    /// assert_eq!((c.election_tick, c.heartbeat_tick), (10, 1));
+    /// assert!(c.pre_vote && c.check_quorum);
+    /// c.validate().unwrap();
+    /// ```
+    pub fn new(id: u64) -> Config {
+        Config {
+            id,
+            ..Config::default()
+        }
+    }
+
+    /// Checks every field and combination.
+    ///
+    /// # Errors
+    /// [`Error::ConfigInvalid`] with a sentence naming the offending field.
+    ///
+    /// ```
+    /// let mut c = raftlet::Config::new(1);
+    /// c.election_tick = 1;
+    /// assert!(c.validate().unwrap_err().to_string().contains("election_tick"));
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        let bad = |s: &str| Err(Error::ConfigInvalid(s.to_string()));
+        if self.id == 0 {
+            return bad("id must not be zero (0 is reserved for \"no node\")");
+        }
+        if self.heartbeat_tick == 0 {
+            return bad("heartbeat_tick must be greater than 0");
+        }
+        if self.election_tick <= self.heartbeat_tick {
+            return bad("election_tick must be greater than heartbeat_tick");
+        }
+        if self.election_tick > usize::MAX / 2 {
+            return bad("election_tick is too large (2 * election_tick must fit in usize)");
+        }
+        if self.max_inflight_msgs == 0 {
+            return bad("max_inflight_msgs must be greater than 0");
+        }
+        if self.max_inflight_bytes != 0 && self.max_inflight_bytes < self.max_size_per_msg {
+            return bad("max_inflight_bytes must be 0 (unlimited) or at least max_size_per_msg");
+        }
+        if self.read_only_option == ReadOnlyOption::LeaseBased && !self.check_quorum {
+            return bad("read_only_option LeaseBased requires check_quorum to be true");
+        }
+        Ok(())
+    }
+
+    /// The effective byte limit of committed entries per Ready.
+    pub(crate) fn committed_size_per_ready(&self) -> u64 {
+        if self.max_committed_size_per_ready == 0 {
+            self.max_size_per_msg
+        } else {
+            self.max_committed_size_per_ready
+        }
+    }
+
+    /// The effective uncommitted-size limit (`u64::MAX` when unlimited).
+    pub(crate) fn uncommitted_size_limit(&self) -> u64 {
+        if self.max_uncommitted_entries_size == 0 {
+            u64::MAX
+        } else {
+            self.max_uncommitted_entries_size
+        }
+    }
+}
