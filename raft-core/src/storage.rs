@@ -1,0 +1,639 @@
+//! The [`Storage`] trait through which the core reads the stable log, and
+//! [`MemoryStorage`], an in-memory implementation (etcd `storage.go`).
+
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use bytes::Bytes;
+
+use crate::errors::{Result, StorageError};
+use crate::log::size_limited_len;
+use crate::pb::{ConfState, Entry, HardState, Snapshot};
+
+/// The persisted state a node starts from: its [`HardState`] and the
+/// configuration it last saved.
+#[derive(Clone, Default, Debug, PartialEq, Eq)]
+pub struct RaftState {
+    /// The last saved term, vote and commit index.
+    pub hard_state: HardState,
+    /// The last saved configuration.
+    pub conf_state: ConfState,
+}
+
+/// Read access to the host's stable log, snapshot and persisted state
+/// (etcd `Storage`).
+///
+/// The host writes to its storage on its own (after handling a `Ready`); the
+/// core only reads through this trait. Any error other than the ones each
+/// method documents is treated as fatal by the core: the node stops taking
+/// part until the host recovers it.
+pub trait Storage {
+    /// The persisted hard state and configuration.
+    ///
+    /// # Errors
+    /// Whatever the implementation's backing store reports.
+    fn initial_state(&self) -> Result<RaftState>;
+
+    /// The entries with indexes in `[low, high)`, in order.
+    ///
+    /// The total of their encoded sizes is at most `max_size` bytes
+    /// (`u64::MAX` means no limit), except that at least one entry is
+    /// returned whenever the range is not empty.
+    ///
+    /// # Errors
+    /// [`StorageError::Compacted`] if `low` was compacted away,
+    /// [`StorageError::Unavailable`] if part of the range is not in the log.
+    fn entries(&self, low: u64, high: u64, max_size: u64) -> Result<Vec<Entry>>;
+
+    /// The term of the entry at `idx`, for `idx` in
+    /// `[first_index() - 1, last_index()]`. The term of the entry just before
+    /// the first one is kept for log matching even though the entry itself
+    /// was compacted.
+    ///
+    /// # Errors
+    /// [`StorageError::Compacted`] below that range,
+    /// [`StorageError::Unavailable`] above it.
+    fn term(&self, idx: u64) -> Result<u64>;
+
+    /// The index of the first entry that may be read with
+    /// [`Storage::entries`]; older entries are covered by the snapshot. When
+    /// the log holds no entries this is `last_index() + 1`.
+    ///
+    /// # Errors
+    /// Whatever the implementation's backing store reports.
+    fn first_index(&self) -> Result<u64>;
+
+    /// The index of the last entry in the log (the snapshot's index when the
+    /// log holds no entries).
+    ///
+    /// # Errors
+    /// Whatever the implementation's backing store reports.
+    fn last_index(&self) -> Result<u64>;
+
+    /// The most recent snapshot.
+    ///
+    /// `request_index` (the index the leader needs the peer to reach) and `to`
+    /// (the peer the snapshot is for) are hints an implementation may use,
+    /// for example to build a fresh snapshot on demand.
+    ///
+    /// # Errors
+    /// [`StorageError::SnapshotTemporarilyUnavailable`] while a snapshot is
+    /// being prepared: the core asks again later.
+    fn snapshot(&self, request_index: u64, to: u64) -> Result<Snapshot>;
+}
+
+/// An in-memory [`Storage`] (etcd `MemoryStorage`).
+///
+/// Cloning gives another handle on the same storage, so the host and the node
+/// can share it: the node reads through [`Storage`], the host writes through
+/// [`MemoryStorage::wl`].
+#[derive(Clone, Default, Debug)]
+pub struct MemoryStorage {
+    core: Arc<RwLock<MemoryStorageCore>>,
+}
+
+impl MemoryStorage {
+    /// An empty storage: no entries, no snapshot, an empty configuration.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty storage whose [`Storage::initial_state`] reports `cs`.
+    pub fn new_with_conf_state(cs: ConfState) -> Self {
+        let s = Self::new();
+        s.initialize_with_conf_state(cs);
+        s
+    }
+
+    /// Sets the configuration that [`Storage::initial_state`] reports (see
+    /// [`MemoryStorageCore::set_conf_state`]).
+    pub fn initialize_with_conf_state(&self, cs: ConfState) {
+        self.wl().set_conf_state(cs);
+    }
+
+    /// Locks the storage for reading.
+    ///
+    /// A lock poisoned by a panicking writer is recovered, not propagated:
+    /// every writer leaves the core consistent before it can panic.
+    pub fn rl(&self) -> RwLockReadGuard<'_, MemoryStorageCore> {
+        self.core.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Locks the storage for writing (poisoning is recovered as in
+    /// [`MemoryStorage::rl`]).
+    pub fn wl(&self) -> RwLockWriteGuard<'_, MemoryStorageCore> {
+        self.core.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The contents of a [`MemoryStorage`], reached through
+/// [`MemoryStorage::rl`] and [`MemoryStorage::wl`].
+#[derive(Debug)]
+pub struct MemoryStorageCore {
+    hard_state: HardState,
+    snapshot: Snapshot,
+    /// `entries[i]` sits at log index `entries[0].index + i`. `entries[0]` is
+    /// a placeholder without data that only records the index and term of the
+    /// last compacted entry (the snapshot's, or a later one after
+    /// [`MemoryStorageCore::compact`]); it is always present.
+    entries: Vec<Entry>,
+    /// One-shot test switch: the next [`Storage::snapshot`] call fails with
+    /// [`StorageError::SnapshotTemporarilyUnavailable`].
+    trigger_snap_unavailable: bool,
+}
+
+impl Default for MemoryStorageCore {
+    fn default() -> Self {
+        MemoryStorageCore {
+            hard_state: HardState::default(),
+            snapshot: Snapshot::default(),
+            // The placeholder of an empty log: index 0, term 0.
+            entries: vec![Entry::default()],
+            trigger_snap_unavailable: false,
+        }
+    }
+}
+
+/// The placeholder entry at `entries[0]`: index and term only.
+fn placeholder(term: u64, index: u64) -> Entry {
+    Entry {
+        term,
+        index,
+        ..Entry::default()
+    }
+}
+
+impl MemoryStorageCore {
+    /// The saved hard state.
+    pub fn hard_state(&self) -> &HardState {
+        &self.hard_state
+    }
+
+    /// Saves the hard state.
+    pub fn set_hard_state(&mut self, hs: HardState) {
+        self.hard_state = hs;
+    }
+
+    /// Sets the commit index of the saved hard state.
+    ///
+    /// # Errors
+    /// [`StorageError::Unavailable`] if `index` is past the last entry.
+    pub fn commit_to(&mut self, index: u64) -> Result<()> {
+        if index > self.last_index() {
+            return Err(StorageError::Unavailable.into());
+        }
+        self.hard_state.commit = index;
+        Ok(())
+    }
+
+    /// Sets the configuration reported by [`Storage::initial_state`] (the
+    /// configuration in the snapshot metadata).
+    pub fn set_conf_state(&mut self, cs: ConfState) {
+        self.snapshot.metadata.conf_state = cs;
+    }
+
+    /// Replaces the whole contents with `snapshot`: the log becomes empty
+    /// and starts right after the snapshot. The hard state is left alone.
+    ///
+    /// # Errors
+    /// [`StorageError::SnapshotOutOfDate`] if `snapshot` is not newer than
+    /// the snapshot already held.
+    // Ported from etcd-io/raft storage.go (ApplySnapshot).
+    pub fn apply_snapshot(&mut self, snapshot: Snapshot) -> Result<()> {
+        if self.snapshot.metadata.index >= snapshot.metadata.index {
+            return Err(StorageError::SnapshotOutOfDate.into());
+        }
+        self.entries.clear();
+        self.entries
+            .push(placeholder(snapshot.metadata.term, snapshot.metadata.index));
+        self.snapshot = snapshot;
+        Ok(())
+    }
+
+    /// Records a snapshot of the state machine at `index` (returned by later
+    /// [`Storage::snapshot`] calls) and returns it. `cs` is the configuration
+    /// at `index` when it changed since the previous snapshot; `None` keeps
+    /// the configuration held. The log is not compacted: call
+    /// [`MemoryStorageCore::compact`] for that.
+    ///
+    /// # Errors
+    /// [`StorageError::SnapshotOutOfDate`] if `index` is not past the
+    /// current snapshot; [`StorageError::Unavailable`] if `index` is past the
+    /// last entry; [`StorageError::Compacted`] if the entry at `index` was
+    /// compacted away (its term is no longer known).
+    // Ported from etcd-io/raft storage.go (CreateSnapshot).
+    pub fn create_snapshot(
+        &mut self,
+        index: u64,
+        cs: Option<ConfState>,
+        data: Option<Bytes>,
+    ) -> Result<Snapshot> {
+        if index <= self.snapshot.metadata.index {
+            return Err(StorageError::SnapshotOutOfDate.into());
+        }
+        // etcd panics on the next two; they are caller input here.
+        if index > self.last_index() {
+            return Err(StorageError::Unavailable.into());
+        }
+        let offset = self.offset();
+        if index < offset {
+            return Err(StorageError::Compacted.into());
+        }
+        let term = self.entries[(index - offset) as usize].term;
+        let meta = &mut self.snapshot.metadata;
+        meta.index = index;
+        meta.term = term;
+        if let Some(cs) = cs {
+            meta.conf_state = cs;
+        }
+        self.snapshot.data = data;
+        Ok(self.snapshot.clone())
+    }
+
+    /// Discards the entries before `compact_index`; the entry at
+    /// `compact_index` becomes the placeholder, so its term stays known.
+    /// The caller must not compact past what the state machine applied.
+    ///
+    /// # Errors
+    /// [`StorageError::Compacted`] if `compact_index` is not past the last
+    /// compacted index; [`StorageError::Unavailable`] if it is past the last
+    /// entry.
+    // Ported from etcd-io/raft storage.go (Compact).
+    pub fn compact(&mut self, compact_index: u64) -> Result<()> {
+        let offset = self.offset();
+        if compact_index <= offset {
+            return Err(StorageError::Compacted.into());
+        }
+        if compact_index > self.last_index() {
+            return Err(StorageError::Unavailable.into());
+        }
+        let i = (compact_index - offset) as usize;
+        self.entries.drain(..i);
+        let first = &mut self.entries[0];
+        *first = placeholder(first.term, first.index);
+        // Give memory back after a large compaction.
+        if self.entries.capacity() > 2 * self.entries.len() + 64 {
+            self.entries.shrink_to(2 * self.entries.len());
+        }
+        Ok(())
+    }
+
+    /// Appends `ents`, which must be consecutive. Entries already compacted
+    /// are skipped; existing entries from the index of the first new one on
+    /// are replaced.
+    ///
+    /// # Errors
+    /// [`StorageError::Unavailable`] if `ents` would leave a gap after the
+    /// last entry (nothing is changed then).
+    // Ported from etcd-io/raft storage.go (Append).
+    pub fn append(&mut self, ents: &[Entry]) -> Result<()> {
+        let Some(head) = ents.first() else {
+            return Ok(());
+        };
+        let first = self.first_index();
+        let last = head.index + ents.len() as u64 - 1;
+        // Nothing new: everything is already compacted.
+        if last < first {
+            return Ok(());
+        }
+        // Skip the part that is already compacted.
+        let ents = if first > head.index {
+            &ents[(first - head.index) as usize..]
+        } else {
+            ents
+        };
+        let at = ents[0].index - self.offset();
+        let len = self.entries.len() as u64;
+        if at > len {
+            // etcd panics: "missing log entry".
+            return Err(StorageError::Unavailable.into());
+        }
+        // Drop the conflicting tail, if any, then extend.
+        self.entries.truncate(at as usize);
+        self.entries.extend_from_slice(ents);
+        Ok(())
+    }
+
+    /// Makes the next [`Storage::snapshot`] call (and only that one) fail
+    /// with [`StorageError::SnapshotTemporarilyUnavailable`]. For tests.
+    pub fn trigger_snap_unavailable(&mut self) {
+        self.trigger_snap_unavailable = true;
+    }
+
+    /// The snapshot held (its metadata carries the configuration).
+    pub fn snapshot_ref(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The entries held, from [`Storage::first_index`] to
+    /// [`Storage::last_index`].
+    pub fn entries_ref(&self) -> &[Entry] {
+        &self.entries[1..]
+    }
+
+    /// The index of the placeholder entry (the last compacted index).
+    fn offset(&self) -> u64 {
+        self.entries[0].index
+    }
+
+    fn first_index(&self) -> u64 {
+        self.offset() + 1
+    }
+
+    fn last_index(&self) -> u64 {
+        self.offset() + self.entries.len() as u64 - 1
+    }
+
+    // Ported from etcd-io/raft storage.go (Entries).
+    fn entries(&self, low: u64, high: u64, max_size: u64) -> Result<Vec<Entry>> {
+        let offset = self.offset();
+        if low <= offset {
+            return Err(StorageError::Compacted.into());
+        }
+        // etcd panics on a range past the end; report it instead.
+        if high > self.last_index() + 1 {
+            return Err(StorageError::Unavailable.into());
+        }
+        // Only the placeholder: there is nothing to read.
+        if self.entries.len() == 1 {
+            return Err(StorageError::Unavailable.into());
+        }
+        if low > high {
+            return Err(StorageError::Other(format!("invalid range [{low}, {high})")).into());
+        }
+        let range = &self.entries[(low - offset) as usize..(high - offset) as usize];
+        let n = size_limited_len(range, max_size);
+        Ok(range[..n].to_vec())
+    }
+
+    // Ported from etcd-io/raft storage.go (Term).
+    fn term(&self, idx: u64) -> Result<u64> {
+        let offset = self.offset();
+        if idx < offset {
+            return Err(StorageError::Compacted.into());
+        }
+        match self.entries.get((idx - offset) as usize) {
+            Some(e) => Ok(e.term),
+            None => Err(StorageError::Unavailable.into()),
+        }
+    }
+}
+
+impl Storage for MemoryStorage {
+    fn initial_state(&self) -> Result<RaftState> {
+        let core = self.rl();
+        Ok(RaftState {
+            hard_state: core.hard_state,
+            conf_state: core.snapshot.metadata.conf_state.clone(),
+        })
+    }
+
+    fn entries(&self, low: u64, high: u64, max_size: u64) -> Result<Vec<Entry>> {
+        self.rl().entries(low, high, max_size)
+    }
+
+    fn term(&self, idx: u64) -> Result<u64> {
+        self.rl().term(idx)
+    }
+
+    fn first_index(&self) -> Result<u64> {
+        Ok(self.rl().first_index())
+    }
+
+    fn last_index(&self) -> Result<u64> {
+        Ok(self.rl().last_index())
+    }
+
+    fn snapshot(&self, _request_index: u64, _to: u64) -> Result<Snapshot> {
+        let mut core = self.wl();
+        if core.trigger_snap_unavailable {
+            core.trigger_snap_unavailable = false;
+            return Err(StorageError::SnapshotTemporarilyUnavailable.into());
+        }
+        Ok(core.snapshot.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::Error;
+    use crate::pb::Encode;
+    use crate::types::test_util::ents;
+
+    /// A storage whose `entries` (placeholder first) are given directly, as
+    /// etcd's tests build `MemoryStorage{ents: ents}`.
+    fn storage_with(entries: Vec<Entry>) -> MemoryStorage {
+        let s = MemoryStorage::new();
+        s.wl().entries = entries;
+        s
+    }
+
+    fn size(e: &Entry) -> u64 {
+        e.encoded_len() as u64
+    }
+
+    fn err<T>(e: StorageError) -> Result<T> {
+        Err(Error::Store(e))
+    }
+
+    /// etcd: TestStorageTerm
+    #[test]
+    fn test_storage_term() {
+        let cases = [
+            (2, err(StorageError::Compacted)),
+            (3, Ok(3)),
+            (4, Ok(4)),
+            (5, Ok(5)),
+            (6, err(StorageError::Unavailable)),
+        ];
+        for (i, want) in cases {
+            let s = storage_with(ents(3, &[3, 4, 5]));
+            assert_eq!(s.term(i), want, "term({i})");
+        }
+    }
+
+    /// etcd: TestStorageEntries
+    #[test]
+    fn test_storage_entries() {
+        let all = ents(3, &[3, 4, 5, 6]);
+        let (s1, s2, s3) = (size(&all[1]), size(&all[2]), size(&all[3]));
+        let cases = [
+            (2, 6, u64::MAX, err(StorageError::Compacted)),
+            (3, 4, u64::MAX, err(StorageError::Compacted)),
+            (4, 5, u64::MAX, Ok(ents(4, &[4]))),
+            (4, 6, u64::MAX, Ok(ents(4, &[4, 5]))),
+            (4, 7, u64::MAX, Ok(ents(4, &[4, 5, 6]))),
+            // Even with no room at all, the first entry is returned.
+            (4, 7, 0, Ok(ents(4, &[4]))),
+            // Room for two.
+            (4, 7, s1 + s2, Ok(ents(4, &[4, 5]))),
+            (4, 7, s1 + s2 + s3 / 2, Ok(ents(4, &[4, 5]))),
+            (4, 7, s1 + s2 + s3 - 1, Ok(ents(4, &[4, 5]))),
+            // Room for all.
+            (4, 7, s1 + s2 + s3, Ok(ents(4, &[4, 5, 6]))),
+        ];
+        for (i, (lo, hi, max, want)) in cases.into_iter().enumerate() {
+            let s = storage_with(all.clone());
+            assert_eq!(s.entries(lo, hi, max), want, "#{i}");
+        }
+    }
+
+    /// etcd: TestStorageLastIndex
+    #[test]
+    fn test_storage_last_index() {
+        let s = storage_with(ents(3, &[3, 4, 5]));
+        assert_eq!(s.last_index(), Ok(5));
+        s.wl().append(&ents(6, &[5])).unwrap();
+        assert_eq!(s.last_index(), Ok(6));
+    }
+
+    /// etcd: TestStorageFirstIndex
+    #[test]
+    fn test_storage_first_index() {
+        let s = storage_with(ents(3, &[3, 4, 5]));
+        assert_eq!(s.first_index(), Ok(4));
+        s.wl().compact(4).unwrap();
+        assert_eq!(s.first_index(), Ok(5));
+    }
+
+    /// etcd: TestStorageCompact
+    #[test]
+    fn test_storage_compact() {
+        let cases = [
+            (2, err(StorageError::Compacted), 3, 3, 3),
+            (3, err(StorageError::Compacted), 3, 3, 3),
+            (4, Ok(()), 4, 4, 2),
+            (5, Ok(()), 5, 5, 1),
+        ];
+        for (i, want, windex, wterm, wlen) in cases {
+            let s = storage_with(ents(3, &[3, 4, 5]));
+            assert_eq!(s.wl().compact(i), want, "compact({i})");
+            let core = s.rl();
+            assert_eq!(core.entries[0].index, windex);
+            assert_eq!(core.entries[0].term, wterm);
+            assert_eq!(core.entries.len(), wlen);
+        }
+    }
+
+    /// etcd: TestStorageCreateSnapshot
+    #[test]
+    fn test_storage_create_snapshot() {
+        let cs = ConfState::from_voters([1, 2, 3]);
+        let data = Bytes::from_static(b"data");
+        let snap = |index, term| Snapshot {
+            data: Some(data.clone()),
+            metadata: crate::pb::SnapshotMetadata {
+                conf_state: cs.clone(),
+                index,
+                term,
+            },
+        };
+        let cases = [(4, Ok(snap(4, 4))), (5, Ok(snap(5, 5)))];
+        for (i, want) in cases {
+            let s = storage_with(ents(3, &[3, 4, 5]));
+            let got = s
+                .wl()
+                .create_snapshot(i, Some(cs.clone()), Some(data.clone()));
+            assert_eq!(got, want, "create_snapshot({i})");
+            if let Ok(snap) = want {
+                assert_eq!(s.snapshot(0, 0), Ok(snap));
+            }
+        }
+    }
+
+    /// etcd: TestStorageAppend
+    #[test]
+    fn test_storage_append() {
+        let cases = [
+            (ents(1, &[1, 2]), ents(3, &[3, 4, 5])),
+            (ents(3, &[3, 4, 5]), ents(3, &[3, 4, 5])),
+            (ents(3, &[3, 6, 6]), ents(3, &[3, 6, 6])),
+            (ents(3, &[3, 4, 5, 5]), ents(3, &[3, 4, 5, 5])),
+            // Skip the compacted prefix of the input, truncate, append.
+            (ents(2, &[3, 3, 5]), ents(3, &[3, 5])),
+            // Truncate the existing entries and append.
+            (ents(4, &[5]), ents(3, &[3, 5])),
+            // Plain append.
+            (ents(6, &[5]), ents(3, &[3, 4, 5, 5])),
+        ];
+        for (i, (input, want)) in cases.into_iter().enumerate() {
+            let s = storage_with(ents(3, &[3, 4, 5]));
+            assert_eq!(s.wl().append(&input), Ok(()), "#{i}");
+            assert_eq!(s.rl().entries, want, "#{i}");
+        }
+    }
+
+    /// etcd: TestStorageApplySnapshot
+    #[test]
+    fn test_storage_apply_snapshot() {
+        let cs = ConfState::from_voters([1, 2, 3]);
+        let snap = |index, term| Snapshot {
+            data: Some(Bytes::from_static(b"data")),
+            metadata: crate::pb::SnapshotMetadata {
+                conf_state: cs.clone(),
+                index,
+                term,
+            },
+        };
+        let s = MemoryStorage::new();
+        assert_eq!(s.wl().apply_snapshot(snap(4, 4)), Ok(()));
+        assert_eq!(s.first_index(), Ok(5));
+        assert_eq!(s.last_index(), Ok(4));
+        assert_eq!(s.term(4), Ok(4));
+        assert_eq!(s.initial_state().unwrap().conf_state, cs);
+        // An older snapshot is refused.
+        assert_eq!(
+            s.wl().apply_snapshot(snap(3, 3)),
+            err(StorageError::SnapshotOutOfDate)
+        );
+    }
+
+    /// raftlet: where etcd panics on caller input, MemoryStorage reports an
+    /// error and leaves its contents unchanged.
+    #[test]
+    fn test_storage_errors_instead_of_panics() {
+        let s = storage_with(ents(3, &[3, 4, 5]));
+        let before = s.rl().entries.clone();
+        fn unavailable<T>() -> Result<T> {
+            err(StorageError::Unavailable)
+        }
+        assert_eq!(s.entries(4, 7, u64::MAX), unavailable());
+        assert_eq!(s.wl().compact(6), unavailable());
+        assert_eq!(s.wl().create_snapshot(6, None, None), unavailable());
+        assert_eq!(s.wl().append(&ents(7, &[5])), unavailable());
+        assert_eq!(s.wl().commit_to(6), unavailable());
+        assert_eq!(s.rl().entries, before);
+
+        // The entry at the snapshot index was compacted away.
+        s.wl().compact(5).unwrap();
+        assert_eq!(
+            s.wl().create_snapshot(4, None, None),
+            err(StorageError::Compacted)
+        );
+        // Only the placeholder is left: nothing to read.
+        assert_eq!(s.entries(6, 6, u64::MAX), unavailable());
+        assert_eq!(s.wl().commit_to(5), Ok(()));
+        assert_eq!(s.rl().hard_state().commit, 5);
+    }
+
+    /// raftlet: the unavailable-snapshot switch fails exactly one call.
+    #[test]
+    fn test_storage_trigger_snap_unavailable() {
+        let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1]));
+        s.wl().append(&ents(1, &[1, 1])).unwrap();
+        s.wl().create_snapshot(2, None, None).unwrap();
+        s.wl().trigger_snap_unavailable();
+        assert_eq!(
+            s.snapshot(2, 1),
+            err(StorageError::SnapshotTemporarilyUnavailable)
+        );
+        let snap = s.snapshot(2, 1).unwrap();
+        assert_eq!(snap.metadata.index, 2);
+        assert_eq!(snap.metadata.conf_state, ConfState::from_voters([1]));
+        // Handles share one storage.
+        let other = s.clone();
+        other.wl().compact(2).unwrap();
+        assert_eq!(s.first_index(), Ok(3));
+        assert!(s.rl().entries_ref().is_empty());
+    }
+}

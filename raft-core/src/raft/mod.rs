@@ -1,0 +1,714 @@
+//! The Raft state machine: roles, terms and the step dispatch.
+//!
+//! Ported from etcd-io/raft raft.go (v3.6). The code is split by concern:
+//! this file holds the struct, the role transitions and [`Raft::step`];
+//! `election.rs` campaigns and votes, `replication.rs` appends, heartbeats
+//! and commit, `snapshot.rs` sends and restores snapshots, `read_only.rs`
+//! serves ReadIndex, `transfer.rs` moves leadership, `conf.rs` applies
+//! membership changes.
+
+mod conf;
+mod election;
+mod read_only;
+mod replication;
+mod snapshot;
+mod transfer;
+
+#[cfg(test)]
+mod tests;
+
+pub use read_only::ReadState;
+pub(crate) use read_only::ReadOnly;
+
+use bytes::Bytes;
+
+use crate::config::{Config, ReadOnlyOption};
+use crate::confchange;
+use crate::errors::{Error, Result};
+use crate::log::RaftLog;
+use crate::pb::{ConfState, HardState, Message, MessageType};
+use crate::storage::Storage;
+use crate::tracker::ProgressTracker;
+
+/// The id meaning "no node".
+pub const INVALID_ID: u64 = 0;
+
+/// The role of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StateRole {
+    /// Follows a leader (or waits for one).
+    #[default]
+    Follower,
+    /// Campaigns for leadership in a raised term.
+    Candidate,
+    /// Leads the cluster.
+    Leader,
+    /// Runs a pre-vote round without raising its term.
+    PreCandidate,
+}
+
+impl StateRole {
+    /// etcd's name of the role (`StateFollower`, ...).
+    pub fn etcd_name(self) -> &'static str {
+        match self {
+            StateRole::Follower => "StateFollower",
+            StateRole::Candidate => "StateCandidate",
+            StateRole::Leader => "StateLeader",
+            StateRole::PreCandidate => "StatePreCandidate",
+        }
+    }
+}
+
+impl std::fmt::Display for StateRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StateRole::Follower => "Follower",
+            StateRole::Candidate => "Candidate",
+            StateRole::Leader => "Leader",
+            StateRole::PreCandidate => "PreCandidate",
+        })
+    }
+}
+
+/// The volatile state a host may want to observe: who leads and in which
+/// role this node is. Reported in a Ready only when it changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SoftState {
+    /// The known leader (0 for none).
+    pub leader_id: u64,
+    /// This node's role.
+    pub raft_state: StateRole,
+}
+
+/// Why a node campaigns (etcd `CampaignType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CampaignType {
+    /// A pre-vote round (pre_vote on).
+    PreElection,
+    /// A normal election.
+    Election,
+    /// An election forced by a leader transfer.
+    Transfer,
+}
+
+/// The context that marks a vote request as part of a leader transfer; the
+/// bytes are etcd's, so etcd voters honour raftlet's transfers and back.
+pub(crate) const CAMPAIGN_TRANSFER: &[u8] = b"CampaignTransfer";
+
+/// A small deterministic PRNG (splitmix64) for the election jitter.
+#[derive(Debug, Clone)]
+pub(crate) struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub(crate) fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A value uniformly drawn from `[0, n)`; `n` must be positive.
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        // Lemire's multiply-shift; the bias is negligible for the small n used here.
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// Test-only switches that plant deliberate bugs (feature `bug-injection`),
+/// so the simulator can prove each of its invariants fires.
+#[cfg(feature = "bug-injection")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bugs {
+    /// Count learners as voters when computing the commit index.
+    pub learner_counts_in_quorum: bool,
+    /// Commit entries of earlier terms by counting replicas.
+    pub commit_old_term_by_counting: bool,
+    /// Grant votes without comparing logs.
+    pub vote_ignores_log: bool,
+    /// Answer reads with the commit index without confirming leadership.
+    pub read_without_quorum: bool,
+}
+
+/// The Raft state machine of one node.
+pub(crate) struct Raft<S: Storage> {
+    pub id: u64,
+    pub term: u64,
+    pub vote: u64,
+    pub read_states: Vec<ReadState>,
+    pub raft_log: RaftLog<S>,
+    pub max_msg_size: u64,
+    pub max_uncommitted_size: u64,
+    pub trk: ProgressTracker,
+    pub state: StateRole,
+    /// Whether this node is a learner in the current configuration.
+    pub is_learner: bool,
+    /// Messages that may be sent at once.
+    pub msgs: Vec<Message>,
+    /// Messages to send (or, when addressed to self, to step) only after the
+    /// current unstable entries, hard state and snapshot are durable.
+    pub msgs_after_append: Vec<Message>,
+    pub lead: u64,
+    /// The transfer target while a leader transfer is under way (0 otherwise).
+    pub lead_transferee: u64,
+    /// Only one conf change may be pending (appended but not yet applied);
+    /// this is the index of the latest one, and no new one is proposed while
+    /// `applied < pending_conf_index`.
+    pub pending_conf_index: u64,
+    pub disable_conf_change_validation: bool,
+    /// Payload bytes of uncommitted entries appended by this leader.
+    pub uncommitted_size: u64,
+    pub read_only: ReadOnly,
+    /// Ticks since the last election timeout reset (leader: since the last
+    /// check-quorum round).
+    pub election_elapsed: usize,
+    pub heartbeat_elapsed: usize,
+    pub check_quorum: bool,
+    pub pre_vote: bool,
+    pub heartbeat_timeout: usize,
+    pub election_timeout: usize,
+    /// A number in `[election_timeout, 2 * election_timeout)`, redrawn on every reset.
+    pub randomized_election_timeout: usize,
+    pub disable_proposal_forwarding: bool,
+    pub step_down_on_removal: bool,
+    pub promote_max_lag: u64,
+    pub max_learners: usize,
+    /// ReadIndex requests that arrived before the leader committed an entry
+    /// of its term; answered once it has.
+    pub pending_read_index_messages: Vec<Message>,
+    /// The sequence number of the next read round; never reset, so a late
+    /// heartbeat response can never confirm a newer round.
+    pub next_read_seq: u64,
+    /// Page size used when scanning unapplied entries.
+    pub max_applying_ents_size: u64,
+    rng: SplitMix64,
+    #[cfg(feature = "bug-injection")]
+    pub bugs: Bugs,
+}
+
+impl<S: Storage> Raft<S> {
+    /// Creates a node over `store`, restarting from whatever it holds
+    /// (etcd `newRaft`).
+    pub fn new(c: &Config, store: S) -> Result<Raft<S>> {
+        c.validate()?;
+        let raft_log = RaftLog::new(store, c.committed_size_per_ready())?;
+        let rs = raft_log.store.initial_state()?;
+        let seed = if c.seed == 0 {
+            c.id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d
+        } else {
+            c.seed
+        };
+        let mut r = Raft {
+            id: c.id,
+            term: 0,
+            vote: INVALID_ID,
+            read_states: Vec::new(),
+            raft_log,
+            max_msg_size: c.max_size_per_msg,
+            max_uncommitted_size: c.uncommitted_size_limit(),
+            trk: ProgressTracker::new(c.max_inflight_msgs, c.max_inflight_bytes),
+            state: StateRole::Follower,
+            is_learner: false,
+            msgs: Vec::new(),
+            msgs_after_append: Vec::new(),
+            lead: INVALID_ID,
+            lead_transferee: INVALID_ID,
+            pending_conf_index: 0,
+            disable_conf_change_validation: c.disable_conf_change_validation,
+            uncommitted_size: 0,
+            read_only: ReadOnly::new(c.read_only_option),
+            election_elapsed: 0,
+            heartbeat_elapsed: 0,
+            check_quorum: c.check_quorum,
+            pre_vote: c.pre_vote,
+            heartbeat_timeout: c.heartbeat_tick,
+            election_timeout: c.election_tick,
+            randomized_election_timeout: c.election_tick,
+            disable_proposal_forwarding: c.disable_proposal_forwarding,
+            step_down_on_removal: c.step_down_on_removal,
+            promote_max_lag: c.promote_max_lag,
+            max_learners: c.max_learners,
+            pending_read_index_messages: Vec::new(),
+            next_read_seq: 1,
+            max_applying_ents_size: c.committed_size_per_ready(),
+            rng: SplitMix64::new(seed),
+            #[cfg(feature = "bug-injection")]
+            bugs: Bugs::default(),
+        };
+        let last = r.raft_log.last_index();
+        let (cfg, prs) = confchange::restore(
+            confchange::Changer {
+                tracker: &r.trk,
+                last_index: last,
+            },
+            &rs.conf_state,
+        )
+        .map_err(|e| {
+            Error::InvalidState(format!("cannot restore configuration {:?}: {e}", rs.conf_state))
+        })?;
+        let cs = r.switch_to_config(cfg, prs);
+        if let Err(e) = cs.equivalent(&rs.conf_state) {
+            return Err(Error::InvalidState(format!(
+                "restored configuration differs from storage: {e}"
+            )));
+        }
+        if !rs.hard_state.is_empty() {
+            r.load_state(&rs.hard_state)?;
+        }
+        if c.applied > 0 {
+            if c.applied > r.raft_log.committed {
+                return Err(Error::ConfigInvalid(format!(
+                    "applied ({}) must not be greater than the stored commit index ({})",
+                    c.applied, r.raft_log.committed
+                )));
+            }
+            r.raft_log.applied_to(c.applied, 0);
+        }
+        r.become_follower(r.term, INVALID_ID);
+        Ok(r)
+    }
+
+    /// Whether a leader is known.
+    pub fn has_leader(&self) -> bool {
+        self.lead != INVALID_ID
+    }
+
+    /// The current soft state.
+    pub fn soft_state(&self) -> SoftState {
+        SoftState {
+            leader_id: self.lead,
+            raft_state: self.state,
+        }
+    }
+
+    /// The current hard state.
+    pub fn hard_state(&self) -> HardState {
+        HardState {
+            term: self.term,
+            vote: self.vote,
+            commit: self.raft_log.committed,
+        }
+    }
+
+    fn load_state(&mut self, hs: &HardState) -> Result<()> {
+        if hs.commit < self.raft_log.committed || hs.commit > self.raft_log.last_index() {
+            return Err(Error::InvalidState(format!(
+                "{} stored commit {} is out of range [{}, {}]",
+                self.id,
+                hs.commit,
+                self.raft_log.committed,
+                self.raft_log.last_index()
+            )));
+        }
+        self.raft_log.committed = hs.commit;
+        self.term = hs.term;
+        self.vote = hs.vote;
+        Ok(())
+    }
+
+    /// Queues `m` for sending, filling in `from` and `term` (etcd `send`).
+    pub(crate) fn send(&mut self, mut m: Message) {
+        if m.from == INVALID_ID {
+            m.from = self.id;
+        }
+        match m.msg_type {
+            MessageType::MsgVote
+            | MessageType::MsgVoteResp
+            | MessageType::MsgPreVote
+            | MessageType::MsgPreVoteResp => {
+                debug_assert!(m.term != 0, "term should be set when sending {:?}", m.msg_type);
+            }
+            MessageType::MsgProp | MessageType::MsgReadIndex => {}
+            _ => m.term = self.term,
+        }
+        match m.msg_type {
+            MessageType::MsgAppResp | MessageType::MsgVoteResp | MessageType::MsgPreVoteResp => {
+                self.msgs_after_append.push(m)
+            }
+            _ => {
+                debug_assert!(m.to != self.id, "message to self: {m:?}");
+                self.msgs.push(m)
+            }
+        }
+    }
+
+    /// Resets the per-term state (etcd `reset`).
+    fn reset(&mut self, term: u64) {
+        if self.term != term {
+            self.term = term;
+            self.vote = INVALID_ID;
+        }
+        self.lead = INVALID_ID;
+        self.election_elapsed = 0;
+        self.heartbeat_elapsed = 0;
+        self.reset_randomized_election_timeout();
+        self.abort_leader_transfer();
+        self.trk.reset_votes();
+        let last = self.raft_log.last_index();
+        let id = self.id;
+        let (cap, bytes) = (self.trk.max_inflight, self.trk.max_inflight_bytes);
+        self.trk.visit(|pid, pr| {
+            let is_learner = pr.is_learner;
+            *pr = crate::tracker::Progress::new(last + 1, cap, bytes);
+            pr.is_learner = is_learner;
+            if pid == id {
+                pr.matched = last;
+            }
+        });
+        self.pending_conf_index = 0;
+        self.uncommitted_size = 0;
+        self.read_only = ReadOnly::new(self.read_only.option);
+        self.pending_read_index_messages.clear();
+    }
+
+    pub(crate) fn reset_randomized_election_timeout(&mut self) {
+        let et = self.election_timeout as u64;
+        self.randomized_election_timeout = (et + self.rng.below(et)) as usize;
+    }
+
+    pub(crate) fn past_election_timeout(&self) -> bool {
+        self.election_elapsed >= self.randomized_election_timeout
+    }
+
+    /// Advances the logical clock by one tick.
+    pub fn tick(&mut self) {
+        match self.state {
+            StateRole::Leader => self.tick_heartbeat(),
+            _ => self.tick_election(),
+        }
+    }
+
+    fn tick_election(&mut self) {
+        self.election_elapsed += 1;
+        if self.promotable() && self.past_election_timeout() {
+            self.election_elapsed = 0;
+            let _ = self.step(Message::new(MessageType::MsgHup, self.id, INVALID_ID));
+        }
+    }
+
+    fn tick_heartbeat(&mut self) {
+        self.heartbeat_elapsed += 1;
+        self.election_elapsed += 1;
+        if self.election_elapsed >= self.election_timeout {
+            self.election_elapsed = 0;
+            if self.check_quorum {
+                let _ = self.step(Message::new(MessageType::MsgCheckQuorum, self.id, INVALID_ID));
+            }
+            if self.state == StateRole::Leader && self.lead_transferee != INVALID_ID {
+                self.abort_leader_transfer();
+            }
+        }
+        if self.state != StateRole::Leader {
+            return;
+        }
+        if self.heartbeat_elapsed >= self.heartbeat_timeout {
+            self.heartbeat_elapsed = 0;
+            let _ = self.step(Message::new(MessageType::MsgBeat, self.id, INVALID_ID));
+        }
+    }
+
+    /// Becomes a follower in `term` under `lead` (etcd `becomeFollower`).
+    pub fn become_follower(&mut self, term: u64, lead: u64) {
+        self.reset(term);
+        self.lead = lead;
+        self.state = StateRole::Follower;
+    }
+
+    /// Becomes a candidate in the next term (etcd `becomeCandidate`).
+    pub fn become_candidate(&mut self) {
+        assert!(
+            self.state != StateRole::Leader,
+            "invalid transition [leader -> candidate]"
+        );
+        let term = self.term + 1;
+        self.reset(term);
+        self.vote = self.id;
+        self.state = StateRole::Candidate;
+    }
+
+    /// Becomes a pre-candidate without changing term or vote (etcd `becomePreCandidate`).
+    pub fn become_pre_candidate(&mut self) {
+        assert!(
+            self.state != StateRole::Leader,
+            "invalid transition [leader -> pre-candidate]"
+        );
+        // Pre-candidates keep their term, vote and timers: only the votes
+        // and the leader are reset.
+        self.trk.reset_votes();
+        self.lead = INVALID_ID;
+        self.state = StateRole::PreCandidate;
+    }
+
+    /// Becomes leader and appends the empty entry of the new term (etcd `becomeLeader`).
+    pub fn become_leader(&mut self) {
+        assert!(
+            self.state != StateRole::Follower,
+            "invalid transition [follower -> leader]"
+        );
+        let term = self.term;
+        self.reset(term);
+        self.lead = self.id;
+        self.state = StateRole::Leader;
+        let id = self.id;
+        if let Some(pr) = self.trk.get_mut(id) {
+            pr.become_replicate();
+            pr.recent_active = true;
+        }
+        // Conservatively treat any unapplied entry as a possible conf change:
+        // no new one is proposed before the log is applied up to here.
+        self.pending_conf_index = self.raft_log.last_index();
+        let empty = crate::pb::Entry::default();
+        assert!(self.append_entry(vec![empty]), "empty entry was dropped");
+    }
+
+    /// Whether this node may campaign: it is a voter and is not applying a
+    /// snapshot (etcd `promotable`).
+    pub fn promotable(&self) -> bool {
+        match self.trk.get(self.id) {
+            Some(pr) => !pr.is_learner && !self.raft_log.has_next_or_in_progress_snapshot(),
+            None => false,
+        }
+    }
+
+    /// Processes one message (etcd `Step`).
+    ///
+    /// # Errors
+    /// [`Error::ProposalDropped`] for proposals that cannot be accepted,
+    /// conf-change and transfer refusals, storage failures.
+    pub fn step(&mut self, m: Message) -> Result<()> {
+        // Handle the message term, which may result in our stepping down.
+        if m.term == 0 {
+            // Local message.
+        } else if m.term > self.term {
+            if m.msg_type == MessageType::MsgVote || m.msg_type == MessageType::MsgPreVote {
+                let force = m.context() == CAMPAIGN_TRANSFER;
+                let in_lease = self.check_quorum
+                    && self.lead != INVALID_ID
+                    && self.election_elapsed < self.election_timeout;
+                if !force && in_lease {
+                    // Within the minimum election timeout of hearing from the
+                    // current leader: neither update the term nor grant the vote.
+                    return Ok(());
+                }
+            }
+            match m.msg_type {
+                // Never change our term in response to a pre-vote.
+                MessageType::MsgPreVote => {}
+                // A granted pre-vote response in a higher term is expected
+                // (pre-candidates ask for term+1); a rejection means we are stale.
+                MessageType::MsgPreVoteResp if !m.reject => {}
+                _ => {
+                    if matches!(
+                        m.msg_type,
+                        MessageType::MsgApp | MessageType::MsgHeartbeat | MessageType::MsgSnap
+                    ) {
+                        self.become_follower(m.term, m.from);
+                    } else {
+                        self.become_follower(m.term, INVALID_ID);
+                    }
+                }
+            }
+        } else if m.term < self.term {
+            if (self.check_quorum || self.pre_vote)
+                && (m.msg_type == MessageType::MsgHeartbeat || m.msg_type == MessageType::MsgApp)
+            {
+                // A stale leader (partitioned, or whose term we raised): tell
+                // it about our term so it steps down. With check-quorum or
+                // pre-vote a node that cannot win never raises the term of
+                // others, so without this answer the old leader would never
+                // learn of the new term.
+                self.send(Message::new(MessageType::MsgAppResp, INVALID_ID, m.from));
+            } else if m.msg_type == MessageType::MsgPreVote {
+                // Reject, so that a pre-candidate that missed a term change
+                // learns the current term and does not stay stuck.
+                let mut resp = Message::new(MessageType::MsgPreVoteResp, INVALID_ID, m.from);
+                resp.term = self.term;
+                resp.reject = true;
+                self.send(resp);
+            }
+            // Ignore any other message of an older term.
+            return Ok(());
+        }
+
+        match m.msg_type {
+            MessageType::MsgHup => {
+                if self.pre_vote {
+                    self.hup(CampaignType::PreElection)
+                } else {
+                    self.hup(CampaignType::Election)
+                }
+            }
+            MessageType::MsgVote | MessageType::MsgPreVote => self.handle_vote_request(m),
+            _ => match self.state {
+                StateRole::Leader => self.step_leader(m)?,
+                StateRole::Candidate | StateRole::PreCandidate => self.step_candidate(m)?,
+                StateRole::Follower => self.step_follower(m)?,
+            },
+        }
+        Ok(())
+    }
+
+    fn step_follower(&mut self, mut m: Message) -> Result<()> {
+        match m.msg_type {
+            MessageType::MsgProp => {
+                if self.lead == INVALID_ID || self.disable_proposal_forwarding {
+                    return Err(Error::ProposalDropped);
+                }
+                m.to = self.lead;
+                self.send(m);
+            }
+            MessageType::MsgApp => {
+                self.election_elapsed = 0;
+                self.lead = m.from;
+                self.handle_append_entries(m);
+            }
+            MessageType::MsgHeartbeat => {
+                self.election_elapsed = 0;
+                self.lead = m.from;
+                self.handle_heartbeat(m);
+            }
+            MessageType::MsgSnap => {
+                self.election_elapsed = 0;
+                self.lead = m.from;
+                self.handle_snapshot(m);
+            }
+            MessageType::MsgTransferLeader => {
+                if self.lead == INVALID_ID {
+                    return Err(Error::TransferRefused(format!(
+                        "no leader at term {}; dropping leader transfer",
+                        self.term
+                    )));
+                }
+                m.to = self.lead;
+                self.send(m);
+            }
+            MessageType::MsgForgetLeader => {
+                if self.read_only.option == ReadOnlyOption::LeaseBased {
+                    // Forgetting the leader would let this node grant votes
+                    // inside the leader's lease and break lease reads.
+                    return Ok(());
+                }
+                self.lead = INVALID_ID;
+            }
+            MessageType::MsgTimeoutNow => {
+                // Leadership transfers never use pre-vote: the leader asked.
+                self.hup(CampaignType::Transfer);
+            }
+            MessageType::MsgReadIndex => {
+                if self.lead == INVALID_ID {
+                    return Err(Error::NoLeader);
+                }
+                m.to = self.lead;
+                self.send(m);
+            }
+            MessageType::MsgReadIndexResp => {
+                if m.entries.len() != 1 {
+                    return Ok(());
+                }
+                let ctx = m.entries.pop().and_then(|e| e.data).unwrap_or_default();
+                self.read_states.push(ReadState {
+                    index: m.index,
+                    request_ctx: ctx,
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn step_candidate(&mut self, m: Message) -> Result<()> {
+        let my_vote_resp = if self.state == StateRole::PreCandidate {
+            MessageType::MsgPreVoteResp
+        } else {
+            MessageType::MsgVoteResp
+        };
+        match m.msg_type {
+            MessageType::MsgProp => return Err(Error::ProposalDropped),
+            MessageType::MsgApp => {
+                // m.term == self.term here: a leader was elected in our term.
+                self.become_follower(m.term, m.from);
+                self.handle_append_entries(m);
+            }
+            MessageType::MsgHeartbeat => {
+                self.become_follower(m.term, m.from);
+                self.handle_heartbeat(m);
+            }
+            MessageType::MsgSnap => {
+                self.become_follower(m.term, m.from);
+                self.handle_snapshot(m);
+            }
+            t if t == my_vote_resp => {
+                self.handle_vote_response(m);
+            }
+            MessageType::MsgTimeoutNow => {
+                // Ignored: a candidate is already campaigning.
+            }
+            MessageType::MsgReadIndex => return Err(Error::NoLeader),
+            MessageType::MsgTransferLeader => {
+                return Err(Error::TransferRefused(
+                    "no leader while campaigning; dropping leader transfer".into(),
+                ))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The payload of the ReadIndex request in `m` (its single entry's data).
+    pub(crate) fn read_ctx(m: &Message) -> Bytes {
+        m.entries
+            .first()
+            .and_then(|e| e.data.clone())
+            .unwrap_or_default()
+    }
+
+    /// Applies a configuration after a conf change or snapshot (etcd `switchToConfig`).
+    pub(crate) fn switch_to_config(
+        &mut self,
+        cfg: crate::tracker::Config,
+        prs: crate::tracker::ProgressMap,
+    ) -> ConfState {
+        self.trk.apply_conf(cfg, prs);
+        let cs = self.trk.conf_state();
+        let (present, learner) = match self.trk.get(self.id) {
+            Some(pr) => (true, pr.is_learner),
+            None => (false, false),
+        };
+        self.is_learner = present && learner;
+        if (!present || self.is_learner) && self.state == StateRole::Leader {
+            // This node was removed or demoted while leading. It may keep
+            // leading until the change commits elsewhere unless told to step
+            // down, which is the default.
+            if self.step_down_on_removal {
+                let term = self.term;
+                self.become_follower(term, INVALID_ID);
+            }
+            return cs;
+        }
+        if self.state != StateRole::Leader || cs.voters.is_empty() {
+            return cs;
+        }
+        // The quorum may have changed: commit what the new configuration
+        // allows, and make sure new peers get appends.
+        if self.maybe_commit() {
+            self.bcast_append();
+        } else {
+            let ids: Vec<u64> = self.trk.progress.keys().copied().collect();
+            for id in ids {
+                if id != self.id {
+                    self.maybe_send_append(id, false);
+                }
+            }
+        }
+        if self.lead_transferee != INVALID_ID
+            && !self.trk.config.voters.contains(self.lead_transferee)
+        {
+            self.abort_leader_transfer();
+        }
+        cs
+    }
+}

@@ -1,0 +1,1 @@
+//! Ported etcd tests: replication.

@@ -1,0 +1,526 @@
+//! [`RawNode`]: the driver API a host calls, and [`Ready`], the batch of
+//! work it hands back.
+//!
+//! Ported from etcd-io/raft rawnode.go (v3.6, synchronous storage writes).
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+
+use crate::config::Config;
+use crate::errors::{Error, Result};
+use crate::log::{ents_size, payloads_size};
+use crate::pb::{
+    ConfChange, ConfChangeI, ConfChangeType, ConfState, Entry, HardState, Message, MessageType,
+    Snapshot,
+};
+use crate::raft::{Raft, ReadState, SoftState, INVALID_ID};
+use crate::status::{BasicStatus, Status};
+use crate::storage::Storage;
+use crate::types::EntryId;
+
+/// The outcome of sending a snapshot, reported by the host with
+/// [`RawNode::report_snapshot`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotStatus {
+    /// The peer received and applied the snapshot.
+    Finish,
+    /// Sending the snapshot failed.
+    Failure,
+}
+
+/// A batch of work for the host: state to persist, messages to send and
+/// entries to apply. All fields are public; take what you need, then pass
+/// the `Ready` back to [`RawNode::advance`].
+///
+/// The order matters: persist `snapshot`, `entries` and `hard_state`
+/// (fsync when `must_sync`); send `messages` at any time and
+/// `persisted_messages` only once the write is durable; apply
+/// `committed_entries` in order; then call [`RawNode::advance`].
+#[derive(Debug, Default)]
+pub struct Ready {
+    number: u64,
+    /// The leader and role, only when they changed since the last Ready.
+    pub soft_state: Option<SoftState>,
+    /// Term, vote and commit, only when they changed since the last Ready.
+    pub hard_state: Option<HardState>,
+    /// Answers to [`RawNode::read_index`] requests.
+    pub read_states: Vec<ReadState>,
+    /// Entries to append to stable storage.
+    pub entries: Vec<Entry>,
+    /// A snapshot to apply to stable storage (and the state machine).
+    pub snapshot: Option<Snapshot>,
+    /// Entries to apply to the state machine, in order. Conf-change entries
+    /// must be passed to [`RawNode::apply_conf_change`].
+    pub committed_entries: Vec<Entry>,
+    /// Messages that may be sent at once (appends, heartbeats, votes requests).
+    pub messages: Vec<Message>,
+    /// Messages to send only after `entries`, `hard_state` and `snapshot`
+    /// are durable (append and vote responses).
+    pub persisted_messages: Vec<Message>,
+    /// Whether the write of this Ready must be synced to disk: true when it
+    /// holds entries or changes the term or vote.
+    pub must_sync: bool,
+}
+
+impl Ready {
+    /// The sequence number of this Ready (1 for the first of a node).
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Whether the Ready holds nothing to persist, send or apply.
+    pub fn is_empty(&self) -> bool {
+        self.soft_state.is_none()
+            && self.hard_state.is_none()
+            && self.read_states.is_empty()
+            && self.entries.is_empty()
+            && self.snapshot.is_none()
+            && self.committed_entries.is_empty()
+            && self.messages.is_empty()
+            && self.persisted_messages.is_empty()
+    }
+}
+
+/// What a handed-out Ready still owes the state machine once the host
+/// reports it persisted.
+#[derive(Debug)]
+struct ReadyRecord {
+    number: u64,
+    /// The last entry handed out for appending.
+    stable: Option<EntryId>,
+    /// The index of the snapshot handed out.
+    snapshot_index: Option<u64>,
+    /// Messages to ourselves, delivered once the write is durable (our own
+    /// append acknowledgement and vote).
+    steps: Vec<Message>,
+}
+
+/// A node driven by its host: the host calls [`RawNode::tick`], feeds
+/// messages with [`RawNode::step`], and processes [`Ready`] batches.
+///
+/// A `RawNode` is not thread-safe; wrap it in a lock to share it.
+pub struct RawNode<S: Storage> {
+    raft: Raft<S>,
+    prev_soft_state: SoftState,
+    prev_hard_state: HardState,
+    last_number: u64,
+    /// Readies handed out and not yet advanced past persistence, oldest first.
+    records: VecDeque<ReadyRecord>,
+    /// Batches of committed entries handed out and not yet applied:
+    /// (last index, encoded size), oldest first.
+    applying: VecDeque<(u64, u64)>,
+}
+
+impl<S: Storage> RawNode<S> {
+    /// Creates a node, restarting from whatever `store` holds (hard state,
+    /// configuration, snapshot and entries).
+    ///
+    /// # Errors
+    /// [`Error::ConfigInvalid`] for an invalid `config`, storage errors, and
+    /// [`Error::InvalidState`] when the storage is inconsistent.
+    pub fn new(config: &Config, store: S) -> Result<RawNode<S>> {
+        let raft = Raft::new(config, store)?;
+        let prev_soft_state = raft.soft_state();
+        let prev_hard_state = raft.hard_state();
+        Ok(RawNode {
+            raft,
+            prev_soft_state,
+            prev_hard_state,
+            last_number: 0,
+            records: VecDeque::new(),
+            applying: VecDeque::new(),
+        })
+    }
+
+    /// Initializes an empty node with its first configuration: one
+    /// conf-change entry per voter and learner, committed at term 1. The
+    /// entries appear in the next Ready (to persist and apply) like any
+    /// other (etcd `RawNode.Bootstrap`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when there are no voters or the storage is not empty.
+    pub fn bootstrap(&mut self, voters: &[u64], learners: &[u64]) -> Result<()> {
+        if voters.is_empty() {
+            return Err(Error::InvalidState(
+                "must provide at least one voter to bootstrap".into(),
+            ));
+        }
+        if self.raft.raft_log.store.last_index()? != 0 || self.raft.raft_log.last_index() != 0 {
+            return Err(Error::InvalidState("can't bootstrap a nonempty Storage".into()));
+        }
+        // The hard state is reported in the next Ready even if it equals the
+        // empty one, so hosts persist the initial term.
+        self.prev_hard_state = HardState::default();
+        self.raft.become_follower(1, INVALID_ID);
+        let mut ents = Vec::with_capacity(voters.len() + learners.len());
+        let changes = voters
+            .iter()
+            .map(|id| (ConfChangeType::ConfChangeAddNode, *id))
+            .chain(
+                learners
+                    .iter()
+                    .map(|id| (ConfChangeType::ConfChangeAddLearnerNode, *id)),
+            );
+        for (i, (t, id)) in changes.enumerate() {
+            let cc = ConfChangeI::V1(ConfChange {
+                change_type: t,
+                node_id: id,
+                ..ConfChange::default()
+            });
+            let (et, data) = cc.to_entry_parts();
+            ents.push(Entry {
+                entry_type: et,
+                term: 1,
+                index: i as u64 + 1,
+                data: Some(data),
+            });
+        }
+        self.raft.raft_log.append(&ents);
+        // The entries are committed: every node of the initial
+        // configuration bootstraps the same way. They are applied here so
+        // the node knows its peers at once; the host applies them again
+        // from the Ready, which is harmless.
+        self.raft.raft_log.committed = ents.len() as u64;
+        for e in &ents {
+            let cc = ConfChangeI::from_entry(e)?;
+            self.raft.apply_conf_change(&cc.as_v2())?;
+        }
+        Ok(())
+    }
+
+    /// Advances the logical clock by one tick. Elections and heartbeats are
+    /// measured in ticks.
+    pub fn tick(&mut self) {
+        self.raft.tick();
+    }
+
+    /// Makes this node campaign at once (it becomes a (pre-)candidate).
+    ///
+    /// # Errors
+    /// Never fails today; kept fallible to match etcd's signature.
+    pub fn campaign(&mut self) -> Result<()> {
+        self.raft
+            .step(Message::new(MessageType::MsgHup, INVALID_ID, INVALID_ID))
+    }
+
+    /// Proposes that `data` be appended to the log.
+    ///
+    /// # Errors
+    /// [`Error::ProposalDropped`] when there is no leader, forwarding is
+    /// disabled, a leader transfer is under way or the uncommitted budget
+    /// is exhausted.
+    pub fn propose(&mut self, data: impl Into<Bytes>) -> Result<()> {
+        let mut m = Message::new(MessageType::MsgProp, self.raft.id, INVALID_ID);
+        m.entries.push(Entry {
+            data: Some(data.into()),
+            ..Entry::default()
+        });
+        self.raft.step(m)
+    }
+
+    /// Proposes several entries in one message (one append on the leader).
+    ///
+    /// # Errors
+    /// As [`RawNode::propose`]; an empty batch is [`Error::ProposalDropped`].
+    pub fn propose_batch<I, D>(&mut self, batch: I) -> Result<()>
+    where
+        I: IntoIterator<Item = D>,
+        D: Into<Bytes>,
+    {
+        let mut m = Message::new(MessageType::MsgProp, self.raft.id, INVALID_ID);
+        m.entries = batch
+            .into_iter()
+            .map(|d| Entry {
+                data: Some(d.into()),
+                ..Entry::default()
+            })
+            .collect();
+        if m.entries.is_empty() {
+            return Err(Error::ProposalDropped);
+        }
+        self.raft.step(m)
+    }
+
+    /// Proposes a configuration change ([`ConfChange`] or
+    /// [`crate::pb::ConfChangeV2`]).
+    ///
+    /// # Errors
+    /// As [`RawNode::propose`], plus [`Error::ConfChangeRefused`],
+    /// [`Error::PromotionNotReady`] and [`Error::TooManyLearners`] when the
+    /// leader refuses the change; nothing is appended then.
+    pub fn propose_conf_change(&mut self, cc: impl Into<ConfChangeI>) -> Result<()> {
+        let (t, data) = cc.into().to_entry_parts();
+        let mut m = Message::new(MessageType::MsgProp, self.raft.id, INVALID_ID);
+        m.entries.push(Entry {
+            entry_type: t,
+            data: Some(data),
+            ..Entry::default()
+        });
+        self.raft.step(m)
+    }
+
+    /// Applies a committed configuration change and returns the new
+    /// configuration, which the host should persist with its snapshot.
+    ///
+    /// # Errors
+    /// [`Error::ConfChangeRefused`] when the change is not valid for the
+    /// current configuration (the configuration is left unchanged).
+    pub fn apply_conf_change(&mut self, cc: &ConfChangeI) -> Result<ConfState> {
+        self.raft.apply_conf_change(&cc.as_v2())
+    }
+
+    /// Processes a message received from a peer.
+    ///
+    /// # Errors
+    /// [`Error::StepLocalMsg`] for local-only message types,
+    /// [`Error::StepPeerNotFound`] for responses from unknown peers.
+    pub fn step(&mut self, m: Message) -> Result<()> {
+        if m.msg_type.is_local() {
+            return Err(Error::StepLocalMsg);
+        }
+        if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {
+            return Err(Error::StepPeerNotFound);
+        }
+        self.raft.step(m)
+    }
+
+    /// Requests a linearizable read. The answer arrives as a [`ReadState`]
+    /// carrying `ctx` in a later Ready; once the host has applied up to its
+    /// index, reads issued before this call are linearizable.
+    ///
+    /// # Errors
+    /// [`Error::NoLeader`] when no leader is known to forward the request to.
+    pub fn read_index(&mut self, ctx: impl Into<Bytes>) -> Result<()> {
+        let mut m = Message::new(MessageType::MsgReadIndex, INVALID_ID, INVALID_ID);
+        m.entries.push(Entry {
+            data: Some(ctx.into()),
+            ..Entry::default()
+        });
+        self.raft.step(m)
+    }
+
+    /// Asks the leader to hand leadership to `transferee`.
+    ///
+    /// # Errors
+    /// [`Error::TransferRefused`] when the target is not a voter of the
+    /// configuration or no leader is known.
+    pub fn transfer_leader(&mut self, transferee: u64) -> Result<()> {
+        self.raft
+            .step(Message::new(MessageType::MsgTransferLeader, transferee, INVALID_ID))
+    }
+
+    /// Makes a follower forget its leader, so that it grants pre-votes at
+    /// once instead of waiting out the leader's lease (for example when the
+    /// host knows the leader is gone). A no-op on the leader and under
+    /// lease-based reads.
+    ///
+    /// # Errors
+    /// Never fails today.
+    pub fn forget_leader(&mut self) -> Result<()> {
+        self.raft
+            .step(Message::new(MessageType::MsgForgetLeader, INVALID_ID, INVALID_ID))
+    }
+
+    /// Tells the leader that the last message to `id` may not have arrived.
+    pub fn report_unreachable(&mut self, id: u64) {
+        let _ = self
+            .raft
+            .step(Message::new(MessageType::MsgUnreachable, id, INVALID_ID));
+    }
+
+    /// Tells the leader how sending a snapshot to `id` ended.
+    pub fn report_snapshot(&mut self, id: u64, status: SnapshotStatus) {
+        let mut m = Message::new(MessageType::MsgSnapStatus, id, INVALID_ID);
+        m.reject = status == SnapshotStatus::Failure;
+        let _ = self.raft.step(m);
+    }
+
+    /// Whether a Ready with something in it is available.
+    pub fn has_ready(&self) -> bool {
+        let r = &self.raft;
+        if r.soft_state() != self.prev_soft_state {
+            return true;
+        }
+        let hs = r.hard_state();
+        if !hs.is_empty() && hs != self.prev_hard_state {
+            return true;
+        }
+        r.raft_log.has_next_unstable_snapshot()
+            || !r.msgs.is_empty()
+            || !r.msgs_after_append.is_empty()
+            || r.raft_log.has_next_unstable_ents()
+            || r.raft_log.has_next_committed_ents(true)
+            || !r.read_states.is_empty()
+    }
+
+    /// Takes the next batch of work. Every Ready must be passed back to
+    /// [`RawNode::advance`] (or [`RawNode::advance_append`]) once handled.
+    pub fn ready(&mut self) -> Ready {
+        let r = &mut self.raft;
+        self.last_number += 1;
+        let number = self.last_number;
+        let entries = r.raft_log.next_unstable_ents().to_vec();
+        let committed_entries = r.raft_log.next_committed_ents(true);
+        let snapshot = r.raft_log.next_unstable_snapshot().cloned();
+        let ss = r.soft_state();
+        let soft_state = (ss != self.prev_soft_state).then_some(ss);
+        let hs = r.hard_state();
+        let hard_state = (hs != self.prev_hard_state).then_some(hs);
+        let must_sync = !entries.is_empty()
+            || hs.vote != self.prev_hard_state.vote
+            || hs.term != self.prev_hard_state.term;
+        let messages = std::mem::take(&mut r.msgs);
+        let mut persisted_messages = Vec::new();
+        let mut steps = Vec::new();
+        for m in r.msgs_after_append.drain(..) {
+            if m.to == r.id {
+                steps.push(m);
+            } else {
+                persisted_messages.push(m);
+            }
+        }
+        let read_states = std::mem::take(&mut r.read_states);
+
+        // Accept the Ready: what it hands out is not handed out again.
+        self.prev_soft_state = ss;
+        self.prev_hard_state = hs;
+        r.raft_log.accept_unstable();
+        if let Some(last) = committed_entries.last() {
+            let size = ents_size(&committed_entries);
+            r.raft_log.accept_applying(last.index, size, true);
+            self.applying.push_back((last.index, size));
+            // Committed entries no longer count against the leader's
+            // uncommitted budget.
+            r.reduce_uncommitted_size(payloads_size(&committed_entries));
+        }
+        self.records.push_back(ReadyRecord {
+            number,
+            stable: entries.last().map(EntryId::from_entry),
+            snapshot_index: snapshot.as_ref().map(|s| s.metadata.index),
+            steps,
+        });
+        Ready {
+            number,
+            soft_state,
+            hard_state,
+            read_states,
+            entries,
+            snapshot,
+            committed_entries,
+            messages,
+            persisted_messages,
+            must_sync,
+        }
+    }
+
+    /// Reports that a Ready was fully handled: its writes are durable and
+    /// its committed entries applied.
+    pub fn advance(&mut self, rd: Ready) {
+        self.advance_append(rd);
+        self.advance_apply();
+    }
+
+    /// Reports that a Ready's writes are durable, for hosts that apply
+    /// committed entries asynchronously; follow up with
+    /// [`RawNode::advance_apply_to`] as entries are applied. Earlier Readies
+    /// not yet advanced are taken as durable too.
+    pub fn advance_append(&mut self, rd: Ready) {
+        let upto = rd.number;
+        while let Some(rec) = self.records.front() {
+            if rec.number > upto {
+                break;
+            }
+            let rec = self.records.pop_front().expect("front exists");
+            // Our own append acknowledgement and vote count now that they
+            // are durable.
+            for m in rec.steps {
+                let _ = self.raft.step(m);
+            }
+            if let Some(index) = rec.snapshot_index {
+                self.raft.raft_log.stable_snap_to(index);
+                self.raft.applied_to(index, 0);
+                // Batches handed out before the snapshot are superseded.
+                while self.applying.front().is_some_and(|(i, _)| *i <= index) {
+                    self.applying.pop_front();
+                }
+            }
+            if let Some(id) = rec.stable {
+                self.raft.raft_log.stable_to(id);
+            }
+        }
+    }
+
+    /// Reports that every committed entry handed out so far is applied.
+    pub fn advance_apply(&mut self) {
+        let applying = self.raft.raft_log.applying;
+        self.advance_apply_to(applying);
+    }
+
+    /// Reports that committed entries up to `index` are applied. Indexes
+    /// beyond what was handed out are capped.
+    pub fn advance_apply_to(&mut self, index: u64) {
+        let index = index.min(self.raft.raft_log.applying);
+        if index <= self.raft.raft_log.applied {
+            return;
+        }
+        let mut size = 0;
+        while let Some(&(last, s)) = self.applying.front() {
+            if last > index {
+                break;
+            }
+            size += s;
+            self.applying.pop_front();
+        }
+        self.raft.applied_to(index, size);
+    }
+
+    /// The node's full status (progress of peers only on the leader).
+    pub fn status(&self) -> Status {
+        Status::new(&self.raft)
+    }
+
+    /// The node's status without configuration and progress (cheap).
+    pub fn basic_status(&self) -> BasicStatus {
+        BasicStatus::new(&self.raft)
+    }
+
+    /// The storage.
+    pub fn store(&self) -> &S {
+        &self.raft.raft_log.store
+    }
+
+    /// The storage, mutably.
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.raft.raft_log.store
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> u64 {
+        self.raft.id
+    }
+
+    /// Advances the election clock of an idle (quiesced) group without
+    /// running elections or heartbeats (etcd `TickQuiesced`).
+    pub fn tick_quiesced(&mut self) {
+        self.raft.election_elapsed += 1;
+    }
+
+    #[cfg(any(test, feature = "bug-injection"))]
+    #[doc(hidden)]
+    pub(crate) fn raft(&self) -> &Raft<S> {
+        &self.raft
+    }
+
+    #[cfg(any(test, feature = "bug-injection"))]
+    #[doc(hidden)]
+    pub(crate) fn raft_mut(&mut self) -> &mut Raft<S> {
+        &mut self.raft
+    }
+
+    /// The planted-bug switches (feature `bug-injection`, tests only).
+    #[cfg(feature = "bug-injection")]
+    pub fn bugs_mut(&mut self) -> &mut crate::raft::Bugs {
+        &mut self.raft.bugs
+    }
+}
