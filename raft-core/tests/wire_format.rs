@@ -1369,7 +1369,6 @@ fn test_leave_joint() {
 /// comparing with the zero value, so a non-empty context still leaves the
 /// joint configuration (see the vector `confchangev2/leave-joint-with-context`).
 #[test]
-#[ignore = "pb/mod.rs leave_joint requires an empty context; etcd ignores the context"]
 fn test_leave_joint_ignores_context() {
     let cc = ConfChangeV2 {
         context: Some(Bytes::from_static(b"ctx")),

@@ -493,11 +493,10 @@ impl ConfChangeV2 {
     }
 
     /// Whether this is the empty change that leaves a joint configuration
-    /// (etcd `LeaveJoint`).
+    /// (etcd `LeaveJoint`). The context is ignored: a leave-joint change
+    /// may carry one.
     pub fn leave_joint(&self) -> bool {
-        self.transition == ConfChangeTransition::ConfChangeTransitionAuto
-            && self.changes.is_empty()
-            && self.context.as_ref().is_none_or(|c| c.is_empty())
+        self.transition == ConfChangeTransition::ConfChangeTransitionAuto && self.changes.is_empty()
     }
 }
 
