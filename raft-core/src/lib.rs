@@ -1,8 +1,8 @@
 //! raftlet: a synchronous Raft consensus core with the behaviour of etcd raft v3.6.
 #![deny(missing_docs)]
 
-mod config;
 pub mod confchange;
+mod config;
 pub mod describe;
 mod errors;
 mod log;

@@ -61,6 +61,7 @@ impl LogSlice {
 
     /// The id of the last entry, or `prev` when there are none.
     // Ported from etcd-io/raft types.go (logSlice.lastEntryID).
+    #[cfg(test)]
     pub fn last_entry_id(&self) -> EntryId {
         self.entries.last().map_or(self.prev, EntryId::from_entry)
     }

@@ -17,13 +17,13 @@ mod transfer;
 #[cfg(test)]
 mod tests;
 
-pub use read_only::ReadState;
 pub(crate) use read_only::ReadOnly;
+pub use read_only::ReadState;
 
 use bytes::Bytes;
 
-use crate::config::{Config, ReadOnlyOption};
 use crate::confchange;
+use crate::config::{Config, ReadOnlyOption};
 use crate::errors::{Error, Result};
 use crate::log::RaftLog;
 use crate::pb::{ConfState, HardState, Message, MessageType};
@@ -248,7 +248,10 @@ impl<S: Storage> Raft<S> {
             &rs.conf_state,
         )
         .map_err(|e| {
-            Error::InvalidState(format!("cannot restore configuration {:?}: {e}", rs.conf_state))
+            Error::InvalidState(format!(
+                "cannot restore configuration {:?}: {e}",
+                rs.conf_state
+            ))
         })?;
         let cs = r.switch_to_config(cfg, prs);
         if let Err(e) = cs.equivalent(&rs.conf_state) {
@@ -270,11 +273,6 @@ impl<S: Storage> Raft<S> {
         }
         r.become_follower(r.term, INVALID_ID);
         Ok(r)
-    }
-
-    /// Whether a leader is known.
-    pub fn has_leader(&self) -> bool {
-        self.lead != INVALID_ID
     }
 
     /// The current soft state.
@@ -320,7 +318,11 @@ impl<S: Storage> Raft<S> {
             | MessageType::MsgVoteResp
             | MessageType::MsgPreVote
             | MessageType::MsgPreVoteResp => {
-                debug_assert!(m.term != 0, "term should be set when sending {:?}", m.msg_type);
+                debug_assert!(
+                    m.term != 0,
+                    "term should be set when sending {:?}",
+                    m.msg_type
+                );
             }
             MessageType::MsgProp | MessageType::MsgReadIndex => {}
             _ => m.term = self.term,
@@ -396,7 +398,11 @@ impl<S: Storage> Raft<S> {
         if self.election_elapsed >= self.election_timeout {
             self.election_elapsed = 0;
             if self.check_quorum {
-                let _ = self.step(Message::new(MessageType::MsgCheckQuorum, self.id, INVALID_ID));
+                let _ = self.step(Message::new(
+                    MessageType::MsgCheckQuorum,
+                    self.id,
+                    INVALID_ID,
+                ));
             }
             if self.state == StateRole::Leader && self.lead_transferee != INVALID_ID {
                 self.abort_leader_transfer();

@@ -88,11 +88,6 @@ impl ReadOnly {
     pub(crate) fn last_pending_request_ctx(&self) -> Option<Bytes> {
         self.pending.back().map(|s| encode_seq(s.seq))
     }
-
-    /// How many reads are waiting.
-    pub(crate) fn pending_len(&self) -> usize {
-        self.pending.len()
-    }
 }
 
 impl<S: Storage> Raft<S> {

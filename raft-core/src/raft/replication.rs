@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::{Raft, StateRole, INVALID_ID};
 use crate::errors::{Error, Result};
-use crate::log::{ents_size, payloads_size};
+use crate::log::payloads_size;
 use crate::pb::{ConfChangeI, ConfChangeType, Entry, EntryType, Message, MessageType};
 use crate::quorum::VoteResult;
 use crate::storage::Storage;
@@ -29,12 +29,7 @@ impl<S: Storage> Raft<S> {
     pub(crate) fn maybe_send_append(&mut self, to: u64, send_if_empty: bool) -> bool {
         let committed = self.raft_log.committed;
         let (paused, next, state, full) = match self.trk.get(to) {
-            Some(pr) => (
-                pr.is_paused(),
-                pr.next,
-                pr.state,
-                pr.inflights.full(),
-            ),
+            Some(pr) => (pr.is_paused(), pr.next, pr.state, pr.inflights.full()),
             None => return false,
         };
         if paused {
@@ -457,6 +452,11 @@ impl<S: Storage> Raft<S> {
             },
             entries: m.entries,
         };
+        if a.valid().is_err() {
+            // A malformed append (entries not contiguous after prev, or
+            // terms going backwards): never let it near the log.
+            return;
+        }
         if let Some(last_new) = self.raft_log.maybe_append(a, commit) {
             let mut resp = Message::new(MessageType::MsgAppResp, INVALID_ID, from);
             resp.index = last_new;
@@ -512,11 +512,6 @@ impl<S: Storage> Raft<S> {
             // next application.
             let _ = self.step(m);
         }
-    }
-
-    /// The encoded size of entries, for the applying budget.
-    pub(crate) fn entries_size(ents: &[Entry]) -> u64 {
-        ents_size(ents)
     }
 
     /// Whether the leader has committed an entry of its own term (needed
