@@ -434,7 +434,15 @@ impl<S: Storage> RawNode<S> {
     /// [`RawNode::advance_apply_to`] as entries are applied. Earlier Readies
     /// not yet advanced are taken as durable too.
     pub fn advance_append(&mut self, rd: Ready) {
-        let upto = rd.number;
+        self.on_persist_ready(rd.number);
+    }
+
+    /// Reports that the writes of every Ready up to number `number` (see
+    /// [`Ready::number`]) are durable, without handing the Ready back; for
+    /// hosts (and bindings) that keep the Ready's contents alive after
+    /// persisting it. Equivalent to [`RawNode::advance_append`].
+    pub fn on_persist_ready(&mut self, number: u64) {
+        let upto = number;
         while let Some(rec) = self.records.front() {
             if rec.number > upto {
                 break;
