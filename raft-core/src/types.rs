@@ -69,6 +69,7 @@ impl LogSlice {
     /// Checks that the slice is well formed (see the type's documentation);
     /// the error describes the first violation found.
     // Ported from etcd-io/raft types.go (logSlice.valid).
+    #[cfg(test)]
     pub fn valid(&self) -> std::result::Result<(), String> {
         let mut prev = self.prev;
         for e in &self.entries {

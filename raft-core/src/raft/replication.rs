@@ -346,7 +346,6 @@ impl<S: Storage> Raft<S> {
     }
 
     fn handle_append_response(&mut self, m: &Message) {
-        let committed_before = self.raft_log.committed;
         let first_index = self.raft_log.first_index();
         let pr = self.trk.get_mut(m.from).expect("checked by caller");
         // Any response from the peer shows it is alive (check-quorum).
@@ -405,7 +404,6 @@ impl<S: Storage> Raft<S> {
                 self.send_append(m.from);
             }
         }
-        let _ = committed_before;
         if m.from != self.id {
             // Flow control may have freed room: send what is left, in as
             // many messages as the inflight window allows.
@@ -452,9 +450,10 @@ impl<S: Storage> Raft<S> {
             },
             entries: m.entries,
         };
-        if a.valid().is_err() {
+        if !contiguous(a.prev, &a.entries) {
             // A malformed append (entries not contiguous after prev, or
-            // terms going backwards): never let it near the log.
+            // terms going backwards) can only come from a buggy or hostile
+            // peer: never let it near the log.
             return;
         }
         if let Some(last_new) = self.raft_log.maybe_append(a, commit) {
@@ -529,5 +528,40 @@ impl<S: Storage> Raft<S> {
             .voters
             .vote_result(|id| if acks.contains(&id) { Some(true) } else { None })
             == VoteResult::Won
+    }
+}
+
+/// Whether `ents` follow `prev` index by index with non-decreasing terms.
+fn contiguous(prev: EntryId, ents: &[Entry]) -> bool {
+    let mut p = prev;
+    for e in ents {
+        if p.index.checked_add(1) != Some(e.index) || e.term < p.term {
+            return false;
+        }
+        p = EntryId::from_entry(e);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raft::tests::{ent, new_test_raft, new_test_storage};
+
+    /// A follower drops an append whose entries skip an index or go back
+    /// in term instead of corrupting its log.
+    #[test]
+    fn malformed_append_is_dropped() {
+        let mut r = new_test_raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
+        r.become_follower(2, 2);
+        for entries in [vec![ent(2, 1), ent(2, 3)], vec![ent(2, 1), ent(1, 2)]] {
+            let mut m = Message::new(MessageType::MsgApp, 2, 1);
+            m.term = 2;
+            m.entries = entries;
+            r.step(m).unwrap();
+            assert_eq!(r.raft_log.last_index(), 0);
+            assert!(r.read_messages().is_empty());
+        }
+        assert!(contiguous(EntryId::default(), &[ent(1, 1), ent(2, 2)]));
     }
 }
