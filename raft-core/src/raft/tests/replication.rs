@@ -1384,3 +1384,74 @@ fn test_max_size_per_msg_splits_appends() {
         assert_eq!(ms[1].entries[0].data().len(), 1000);
     }
 }
+
+/// A conf-change entry proposing `change_type` for `node_id`.
+fn conf_change_entry(change_type: ConfChangeType, node_id: u64) -> Entry {
+    let cc = ConfChange {
+        change_type,
+        node_id,
+        ..ConfChange::default()
+    };
+    let (entry_type, data) = crate::pb::ConfChangeI::V1(cc).to_entry_parts();
+    Entry {
+        entry_type,
+        data: Some(data),
+        ..Entry::default()
+    }
+}
+
+/// A local proposal that is refused leaves no trace: a batch of two conf
+/// changes fails on the second (one is already pending), nothing is
+/// appended, and a conf change proposed afterwards is judged as if the
+/// batch had never been proposed. The same holds for a conf change dropped
+/// by the uncommitted-size budget.
+#[test]
+fn test_refused_local_conf_change_leaves_no_pending_conf() {
+    let mut cfg = new_test_config(1, 10, 1);
+    cfg.max_uncommitted_entries_size = 64;
+    let mut r = new_test_raft_with_config(&cfg, new_test_storage(&[1, 2, 3], &[]));
+    r.become_candidate();
+    r.become_leader();
+    next_ents(&mut r);
+    r.read_messages();
+    let pending = r.pending_conf_index;
+    let last = r.raft_log.last_index();
+
+    // raftlet: a locally proposed conf change that fails validation is
+    // refused with an error and nothing is appended (etcd would append the
+    // second change of the batch as an empty entry).
+    let mut m = msg(MessageType::MsgProp, 1, 1);
+    m.entries = vec![
+        conf_change_entry(ConfChangeType::ConfChangeAddNode, 4),
+        conf_change_entry(ConfChangeType::ConfChangeAddNode, 5),
+    ];
+    assert!(matches!(r.step(m), Err(Error::ConfChangeRefused(_))));
+    assert_eq!(r.raft_log.last_index(), last);
+    assert_eq!(
+        r.pending_conf_index, pending,
+        "a refused batch left a pending conf change"
+    );
+
+    // raftlet: a conf change dropped for lack of uncommitted budget leaves
+    // no pending conf change (etcd records it as pending although it was
+    // not appended).
+    r.step(prop_data(1, 1, Bytes::from(vec![b'x'; 64])))
+        .unwrap();
+    let last = r.raft_log.last_index();
+    let mut m = msg(MessageType::MsgProp, 1, 1);
+    m.entries = vec![conf_change_entry(ConfChangeType::ConfChangeAddNode, 4)];
+    assert_eq!(r.step(m), Err(Error::ProposalDropped));
+    assert_eq!(r.raft_log.last_index(), last);
+    assert_eq!(
+        r.pending_conf_index, pending,
+        "a dropped conf change left a pending conf change"
+    );
+    r.reduce_uncommitted_size(64);
+
+    // A single conf change is accepted and becomes the pending one.
+    let mut m = msg(MessageType::MsgProp, 1, 1);
+    m.entries = vec![conf_change_entry(ConfChangeType::ConfChangeAddNode, 4)];
+    assert_eq!(r.step(m), Ok(()));
+    assert_eq!(r.raft_log.last_index(), last + 1);
+    assert_eq!(r.pending_conf_index, last + 1);
+}
