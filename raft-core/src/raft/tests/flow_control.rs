@@ -327,3 +327,59 @@ fn test_max_committed_size_per_ready_paginates_committed_entries() {
     assert_eq!(got, vec![8]);
     rn.advance(rd);
 }
+
+/// max_size_per_msg = 0 means one entry per append; committed entries then
+/// come one per Ready (max_committed_size_per_ready defaults to it), and
+/// the node keeps working.
+#[test]
+fn test_max_size_per_msg_zero_sends_one_entry_at_a_time() {
+    let s = new_test_storage(&[1, 2], &[]);
+    let mut c = new_test_config(1, 10, 1);
+    c.max_size_per_msg = 0;
+    let mut rn = crate::raw_node::RawNode::new(&c, s.clone()).unwrap();
+    rn.campaign().unwrap();
+    let rd = rn.ready();
+    s.wl().append(&rd.entries).unwrap();
+    rn.advance(rd);
+    rn.step(msg_term(MessageType::MsgVoteResp, 2, 1, 1))
+        .unwrap();
+    assert_eq!(rn.raft().state, crate::raft::StateRole::Leader);
+    rn.propose(&b"a"[..]).unwrap();
+    rn.propose(&b"b"[..]).unwrap();
+
+    // Node 2 is probed with the first entry only; once it acknowledges,
+    // the rest follow one entry per append.
+    let mut sent = Vec::new();
+    let mut applied = Vec::new();
+    for _ in 0..20 {
+        if !rn.has_ready() {
+            break;
+        }
+        let rd = rn.ready();
+        s.wl().append(&rd.entries).unwrap();
+        assert!(
+            rd.committed_entries.len() <= 1,
+            "{:?}",
+            rd.committed_entries
+        );
+        applied.extend(rd.committed_entries.iter().map(|e| e.index));
+        let mut acks = Vec::new();
+        for m in &rd.messages {
+            if m.msg_type == MessageType::MsgApp {
+                assert!(m.entries.len() <= 1, "{m:?}");
+                sent.extend(m.entries.iter().map(|e| e.index));
+                if let Some(e) = m.entries.last() {
+                    let mut ack = msg_term(MessageType::MsgAppResp, 2, 1, 1);
+                    ack.index = e.index;
+                    acks.push(ack);
+                }
+            }
+        }
+        rn.advance(rd);
+        for a in acks {
+            rn.step(a).unwrap();
+        }
+    }
+    assert_eq!(sent, vec![1, 2, 3]);
+    assert_eq!(applied, vec![1, 2, 3]);
+}
