@@ -216,6 +216,9 @@ impl<S: Storage> Raft<S> {
                 }
                 let local = m.from == INVALID_ID || m.from == self.id;
                 let last = self.raft_log.last_index();
+                // A proposal that ends up refused appends nothing, so it must
+                // not leave a pending conf change behind either.
+                let prev_pending_conf_index = self.pending_conf_index;
                 for i in 0..m.entries.len() {
                     let e = &m.entries[i];
                     if e.entry_type != EntryType::EntryConfChange
@@ -230,7 +233,10 @@ impl<S: Storage> Raft<S> {
                         ))),
                     };
                     match refusal {
-                        Some(err) if local => return Err(err),
+                        Some(err) if local => {
+                            self.pending_conf_index = prev_pending_conf_index;
+                            return Err(err);
+                        }
                         Some(_) => {
                             // A forwarded proposal: its proposer is on another
                             // node, so keep etcd's behaviour and turn it into
@@ -245,6 +251,7 @@ impl<S: Storage> Raft<S> {
                     }
                 }
                 if !self.append_entry(std::mem::take(&mut m.entries)) {
+                    self.pending_conf_index = prev_pending_conf_index;
                     return Err(Error::ProposalDropped);
                 }
                 self.bcast_append();
