@@ -42,14 +42,19 @@ impl<S: Storage> Raft<S> {
             Err(_) => return self.maybe_send_snapshot(to),
         };
         let mut ents = Vec::new();
+        let mut failed = false;
         if state != ProgressState::Replicate || !full {
             match self.raft_log.entries(next, self.max_msg_size) {
                 Ok(e) => ents = e,
-                Err(_) => return self.maybe_send_snapshot(to),
+                Err(_) => failed = true,
             }
         }
         if ents.is_empty() && !send_if_empty {
             return false;
+        }
+        if failed {
+            // The entries were compacted since the term lookup above.
+            return self.maybe_send_snapshot(to);
         }
         let n = ents.len();
         let bytes = payloads_size(&ents);
