@@ -90,6 +90,14 @@ impl ReadOnly {
     }
 }
 
+#[cfg(test)]
+impl ReadOnly {
+    /// The number of reads waiting for their heartbeat round.
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+}
+
 impl<S: Storage> Raft<S> {
     /// A read request reached the leader (etcd stepLeader, case MsgReadIndex).
     pub(crate) fn handle_read_index_on_leader(&mut self, m: Message) {

@@ -21,6 +21,7 @@ mod election;
 mod flow_control;
 mod paper;
 mod raw_node;
+mod reads_transfer;
 mod replication;
 mod snapshot;
 
