@@ -109,6 +109,7 @@ pub mod describe;
 mod errors;
 mod log;
 mod log_unstable;
+pub mod logging;
 pub mod pb;
 pub mod quorum;
 mod raft;

@@ -26,6 +26,7 @@ use crate::confchange;
 use crate::config::{Config, ReadOnlyOption};
 use crate::errors::{Error, Result};
 use crate::log::RaftLog;
+use crate::logging::{rlog, Level};
 use crate::pb::{ConfState, HardState, Message, MessageType};
 use crate::storage::Storage;
 use crate::tracker::ProgressTracker;
@@ -422,6 +423,13 @@ impl<S: Storage> Raft<S> {
         self.reset(term);
         self.lead = lead;
         self.state = StateRole::Follower;
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} became follower at term {}",
+            self.id,
+            self.term
+        );
     }
 
     /// Becomes a candidate in the next term (etcd `becomeCandidate`).
@@ -434,6 +442,13 @@ impl<S: Storage> Raft<S> {
         self.reset(term);
         self.vote = self.id;
         self.state = StateRole::Candidate;
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} became candidate at term {}",
+            self.id,
+            self.term
+        );
     }
 
     /// Becomes a pre-candidate without changing term or vote (etcd `becomePreCandidate`).
@@ -447,6 +462,13 @@ impl<S: Storage> Raft<S> {
         self.trk.reset_votes();
         self.lead = INVALID_ID;
         self.state = StateRole::PreCandidate;
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} became pre-candidate at term {}",
+            self.id,
+            self.term
+        );
     }
 
     /// Becomes leader and appends the empty entry of the new term (etcd `becomeLeader`).
@@ -469,6 +491,13 @@ impl<S: Storage> Raft<S> {
         self.pending_conf_index = self.raft_log.last_index();
         let empty = crate::pb::Entry::default();
         assert!(self.append_entry(vec![empty]), "empty entry was dropped");
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} became leader at term {}",
+            self.id,
+            self.term
+        );
     }
 
     /// Whether this node may campaign: it is a voter and is not applying a
@@ -498,6 +527,17 @@ impl<S: Storage> Raft<S> {
                 if !force && in_lease {
                     // Within the minimum election timeout of hearing from the
                     // current leader: neither update the term nor grant the vote.
+                    rlog!(
+                        Level::Info,
+                        self.id,
+                        "{} [term: {}] ignored {:?} from {} at term {}: lease with leader {} is not expired",
+                        self.id,
+                        self.term,
+                        m.msg_type,
+                        m.from,
+                        m.term,
+                        self.lead
+                    );
                     return Ok(());
                 }
             }

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use super::{Raft, StateRole, INVALID_ID};
 use crate::errors::{Error, Result};
 use crate::log::payloads_size;
+use crate::logging::{rlog, Level};
 use crate::pb::{ConfChangeI, ConfChangeType, Entry, EntryType, Message, MessageType};
 use crate::quorum::VoteResult;
 use crate::storage::Storage;
@@ -194,6 +195,12 @@ impl<S: Storage> Raft<S> {
             }
             MessageType::MsgCheckQuorum => {
                 if !self.trk.quorum_active() {
+                    rlog!(
+                        Level::Warn,
+                        self.id,
+                        "{} stepped down to follower since quorum is not active",
+                        self.id
+                    );
                     let term = self.term;
                     self.become_follower(term, INVALID_ID);
                 }
