@@ -137,8 +137,11 @@ mod tests {
         let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![ID]));
         let mut n = RawNode::new(&Config::new(ID), storage).unwrap();
         n.campaign().unwrap();
-        let rd = n.ready();
-        n.advance(rd);
+        // Each vote (pre-vote, then vote) counts once it is durable.
+        while n.has_ready() {
+            let rd = n.ready();
+            n.advance(rd);
+        }
         set_log_sink(None, Level::Info);
         assert!(!enabled(Level::Error));
         let got = seen.lock().unwrap().clone();
