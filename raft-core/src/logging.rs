@@ -135,11 +135,15 @@ mod tests {
         );
         assert!(enabled(Level::Warn) && !enabled(Level::Debug));
         let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![ID]));
-        let mut n = RawNode::new(&Config::new(ID), storage).unwrap();
+        let mut n = RawNode::new(&Config::new(ID), storage.clone()).unwrap();
         n.campaign().unwrap();
         // Each vote (pre-vote, then vote) counts once it is durable.
         while n.has_ready() {
             let rd = n.ready();
+            storage.wl().append(&rd.entries).unwrap();
+            if let Some(hs) = rd.hard_state {
+                storage.wl().set_hard_state(hs);
+            }
             n.advance(rd);
         }
         set_log_sink(None, Level::Info);
