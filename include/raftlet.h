@@ -113,6 +113,17 @@ typedef struct raftlet_ready raftlet_ready;
 // before or after the node. Thread-safe (a lock inside).
 typedef struct raftlet_storage raftlet_storage;
 
+// Receives one log record: `level` (0 debug, 1 info, 2 warn, 3 error),
+// the id of the node that logged it, and the message as `message_len`
+// bytes of UTF-8 followed by a NUL. The message is valid only during the
+// call. The callback may be called from any thread that drives a node,
+// concurrently; it must not call back into raftlet.
+typedef void (*raftlet_log_callback)(void *user_data,
+                                     uint32_t level,
+                                     uint64_t node_id,
+                                     const uint8_t *message,
+                                     size_t message_len);
+
 // One change of a ConfChangeV2: a raftpb ConfChangeType number (0 add
 // voter, 1 remove, 2 update, 3 add learner) and the member's id.
 typedef struct raftlet_conf_change_single {
@@ -269,6 +280,16 @@ void raftlet_config_free(struct raftlet_config *config);
 // RAFTLET_ERR_CONFIG_INVALID (the last error message names the field) or
 // RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_config_validate(const struct raftlet_config *config);
+
+// Installs a process-wide log callback receiving records at `min_level`
+// (0 debug .. 3 error) and above; `user_data` is passed back unchanged.
+// A NULL `callback` removes the current one. Replacing or removing a
+// callback while other threads log is safe; a record in flight may still
+// reach the previous callback. Returns RAFTLET_OK or
+// RAFTLET_ERR_INVALID_ARG (min_level above 3).
+raftlet_result raftlet_set_log_callback(raftlet_log_callback callback,
+                                        void *user_data,
+                                        uint32_t min_level);
 
 // Encodes a ConfChange (v1) as raftpb bytes for
 // raftlet_node_propose_conf_change. `context` may be NULL (absent) when

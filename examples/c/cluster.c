@@ -41,6 +41,19 @@ static envelope mailbox[MAX_MSGS];
 static size_t mailbox_len;
 static unsigned long now;
 
+static size_t log_records;
+
+/* Receives the library's log records (here: counted, warnings printed). */
+static void on_log(void *user_data, uint32_t level, uint64_t node_id, const uint8_t *message,
+                   size_t message_len) {
+    (void)user_data;
+    log_records++;
+    if (level >= 2) {
+        fprintf(stderr, "raftlet warn [node %llu]: %.*s\n", (unsigned long long)node_id,
+                (int)message_len, (const char *)message);
+    }
+}
+
 static const char *role_name(uint32_t role) {
     switch (role) {
     case 0: return "follower";
@@ -202,6 +215,7 @@ static void propose_conf_change(uint64_t leader, uint32_t type, uint64_t node_id
 
 int main(void) {
     printf("raftlet %s (C ABI)\n", raftlet_version());
+    CHECK(raftlet_set_log_callback(on_log, NULL, 1 /* info and above */));
     const uint64_t voters[] = {1, 2, 3};
     for (uint64_t id = 1; id <= 3; id++) {
         start_node(id, voters, 3, NULL, 0);
@@ -263,6 +277,12 @@ int main(void) {
     printf("[tick %3lu] node 4 promoted; leader status: %s\n", now, json);
     raftlet_string_free(json);
 
+    CHECK(raftlet_set_log_callback(NULL, NULL, 0));
+    if (log_records == 0) {
+        fprintf(stderr, "no log records reached the callback\n");
+        return 1;
+    }
+    printf("[tick %3lu] the log callback received %zu records\n", now, log_records);
     for (uint64_t id = 1; id <= MAX_NODES; id++) {
         raftlet_node_free(hosts[id].node);
         raftlet_storage_free(hosts[id].storage);

@@ -18,6 +18,7 @@
 #[macro_use]
 mod boundary;
 mod config;
+mod log;
 mod message;
 mod node;
 mod ready;
@@ -26,6 +27,7 @@ mod storage;
 mod version;
 
 pub use config::*;
+pub use log::*;
 pub use message::*;
 pub use node::*;
 pub use ready::*;

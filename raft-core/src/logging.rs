@@ -150,7 +150,8 @@ mod tests {
         assert!(!enabled(Level::Error));
         let got = seen.lock().unwrap().clone();
         assert!(
-            got.iter().any(|l| l == &format!("INFO {ID} became leader at term 1")),
+            got.iter()
+                .any(|l| l == &format!("INFO {ID} became leader at term 1")),
             "{got:?}"
         );
     }
