@@ -447,11 +447,18 @@ impl<S: Storage> RawNode<S> {
             }
             if let Some(index) = rec.snapshot_index {
                 self.raft.raft_log.stable_snap_to(index);
-                self.raft.applied_to(index, 0);
-                // Batches handed out before the snapshot are superseded.
-                while self.applying.front().is_some_and(|(i, _)| *i <= index) {
+                // Batches handed out before the snapshot are superseded:
+                // release their share of the applying budget, or handing
+                // out entries could stay paused for good.
+                let mut size = 0;
+                while let Some(&(i, s)) = self.applying.front() {
+                    if i > index {
+                        break;
+                    }
+                    size += s;
                     self.applying.pop_front();
                 }
+                self.raft.applied_to(index, size);
             }
             if let Some(id) = rec.stable {
                 self.raft.raft_log.stable_to(id);
