@@ -1202,6 +1202,8 @@ fn test_raw_node_consume_ready() {
 /// advancing the later Ready covers the earlier one.
 #[test]
 fn test_raw_node_ready_twice_before_advance() {
+    // raftlet: etcd panics ("two accepted Ready structs without call to
+    // Advance"); raftlet allows it and keeps a record per Ready.
     let (mut rn, s) = new_single_leader(&new_test_config(1, 10, 1));
     rn.propose("a").expect("propose");
     let rd1 = rn.ready();
