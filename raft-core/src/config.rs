@@ -21,7 +21,7 @@ pub enum ReadOnlyOption {
 /// check-quorum turned on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// This node's id; must not be zero.
+    /// This node's id; must not be zero, `u64::MAX` or `u64::MAX - 1`.
     pub id: u64,
     /// Ticks a follower waits without hearing from a leader before it
     /// campaigns. The actual timeout is drawn from
@@ -122,6 +122,12 @@ impl Config {
         let bad = |s: &str| Err(Error::ConfigInvalid(s.to_string()));
         if self.id == 0 {
             return bad("id must not be zero (0 is reserved for \"no node\")");
+        }
+        if self.id >= u64::MAX - 1 {
+            // etcd refuses these ids too (its LocalAppendThread and
+            // LocalApplyThread); an etcd peer would take messages from
+            // them for its own storage threads.
+            return bad("id must not be u64::MAX or u64::MAX - 1 (reserved by etcd raft)");
         }
         if self.heartbeat_tick == 0 {
             return bad("heartbeat_tick must be greater than 0");

@@ -40,6 +40,9 @@ pub enum SnapshotStatus {
 #[derive(Debug, Default)]
 pub struct Ready {
     number: u64,
+    /// The highest committed index handed out for applying by this Ready
+    /// and the ones before it: what [`RawNode::advance`] reports applied.
+    applying: u64,
     /// The leader and role, only when they changed since the last Ready.
     pub soft_state: Option<SoftState>,
     /// Term, vote and commit, only when they changed since the last Ready.
@@ -408,8 +411,10 @@ impl<S: Storage> RawNode<S> {
             snapshot_index: snapshot.as_ref().map(|s| s.metadata.index),
             steps,
         });
+        let applying = r.raft_log.applying;
         Ready {
             number,
+            applying,
             soft_state,
             hard_state,
             read_states,
@@ -423,10 +428,13 @@ impl<S: Storage> RawNode<S> {
     }
 
     /// Reports that a Ready was fully handled: its writes are durable and
-    /// its committed entries applied.
+    /// its committed entries applied (and those of earlier Readies). The
+    /// committed entries of later Readies, if any were taken, are not
+    /// reported applied.
     pub fn advance(&mut self, rd: Ready) {
+        let applying = rd.applying;
         self.advance_append(rd);
-        self.advance_apply();
+        self.advance_apply_to(applying);
     }
 
     /// Reports that a Ready's writes are durable, for hosts that apply
@@ -455,11 +463,18 @@ impl<S: Storage> RawNode<S> {
             }
             if let Some(index) = rec.snapshot_index {
                 self.raft.raft_log.stable_snap_to(index);
-                self.raft.applied_to(index, 0);
-                // Batches handed out before the snapshot are superseded.
-                while self.applying.front().is_some_and(|(i, _)| *i <= index) {
+                // Batches handed out before the snapshot are superseded:
+                // release their share of the applying budget, or handing
+                // out entries could stay paused for good.
+                let mut size = 0;
+                while let Some(&(i, s)) = self.applying.front() {
+                    if i > index {
+                        break;
+                    }
+                    size += s;
                     self.applying.pop_front();
                 }
+                self.raft.applied_to(index, size);
             }
             if let Some(id) = rec.stable {
                 self.raft.raft_log.stable_to(id);

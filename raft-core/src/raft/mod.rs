@@ -270,6 +270,14 @@ impl<S: Storage> Raft<S> {
                     c.applied, r.raft_log.committed
                 )));
             }
+            if c.applied < r.raft_log.applied {
+                // etcd panics here: the state machine would be older than
+                // the snapshot the storage holds.
+                return Err(Error::ConfigInvalid(format!(
+                    "applied ({}) must not be less than the stored snapshot index ({})",
+                    c.applied, r.raft_log.applied
+                )));
+            }
             r.raft_log.applied_to(c.applied, 0);
         }
         r.become_follower(r.term, INVALID_ID);
