@@ -221,6 +221,7 @@ impl<S: Storage> Raft<S> {
                 }
                 let local = m.from == INVALID_ID || m.from == self.id;
                 let last = self.raft_log.last_index();
+                let pending_before = self.pending_conf_index;
                 for i in 0..m.entries.len() {
                     let e = &m.entries[i];
                     if e.entry_type != EntryType::EntryConfChange
@@ -235,7 +236,12 @@ impl<S: Storage> Raft<S> {
                         ))),
                     };
                     match refusal {
-                        Some(err) if local => return Err(err),
+                        Some(err) if local => {
+                            // Nothing of the batch is appended, so an
+                            // earlier change of it must not stay pending.
+                            self.pending_conf_index = pending_before;
+                            return Err(err);
+                        }
                         Some(_) => {
                             // A forwarded proposal: its proposer is on another
                             // node, so keep etcd's behaviour and turn it into
