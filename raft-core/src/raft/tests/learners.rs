@@ -2154,3 +2154,35 @@ fn demotion_through_learners_next() {
         assert!(!env.rn(3).has_ready());
     }
 }
+
+/// raftlet: a refused local batch leaves `pending_conf_index` alone. A batch
+/// of two conf changes is refused whole (the second sees the first as
+/// pending, as in etcd); since nothing was appended, the next conf change
+/// must not be blocked by the refused one.
+#[test]
+fn refused_batch_does_not_leave_a_pending_conf_change() {
+    let mut r = single_voter_leader(&|_| {});
+    let (last, pending) = (r.raft_log.last_index(), r.pending_conf_index);
+    let mut batch = prop_cc(1, 1, cc1(ADD, 2));
+    batch.entries.push(cc_entry(cc1(ADD, 3)));
+    let err = r.step(batch).unwrap_err();
+    assert!(matches!(err, Error::ConfChangeRefused(_)), "{err:?}");
+    assert_eq!(r.raft_log.last_index(), last);
+    assert_eq!(r.pending_conf_index, pending);
+
+    // A change proposed on its own goes in.
+    r.step(prop_cc(1, 1, cc1(ADD, 2)))
+        .expect("no conf change is pending");
+    assert_eq!(r.raft_log.last_index(), last + 1);
+    assert_eq!(r.pending_conf_index, last + 1);
+
+    // Same with a refusal from the learner rules.
+    let mut r = single_voter_leader(&|_| {});
+    let pending = r.pending_conf_index;
+    let mut batch = prop_cc(1, 1, cc1(ADD, 2));
+    batch
+        .entries
+        .push(cc_entry(cc2(AUTO, &[(ADD_LEARNER, 3), (ADD_LEARNER, 4)])));
+    assert!(r.step(batch).is_err());
+    assert_eq!(r.pending_conf_index, pending);
+}
