@@ -371,6 +371,22 @@ impl Env {
         }
     }
 
+    /// Restarts `id` from its storage (hard state, and the configuration of
+    /// the last applied state), as a host does after a crash.
+    fn restart(&mut self, id: u64) {
+        let node = self.nodes.remove(&id).expect("node");
+        let mut c = env_config(id);
+        c.applied = node.store.rl().snapshot_ref().metadata.index;
+        let rn = RawNode::new(&c, node.store.clone()).expect("restart");
+        self.nodes.insert(
+            id,
+            EnvNode {
+                rn,
+                store: node.store,
+            },
+        );
+    }
+
     /// etcd `deliver-msgs drop=(id)`: drops every queued message to `id`.
     fn drop_msgs_to(&mut self, id: u64) {
         self.in_flight.retain(|m| m.to != id);
@@ -1744,6 +1760,9 @@ fn learner_promotion_refused_while_snapshot_pending() {
     assert_eq!(pr.state, ProgressState::Replicate);
     assert_eq!(pr.matched, 4);
     assert_eq!(nt.peer(2).raft_log.committed, 4);
+    // The snapshot's configuration keeps it a learner.
+    assert!(nt.peer(2).is_learner);
+    assert_eq!(nt.peer(2).trk.learner_nodes(), vec![2]);
 
     // The promotion goes in now. (The learner holds no entries to apply: its
     // log starts at the snapshot, so only the new entry matters.)
@@ -2132,6 +2151,10 @@ fn demotion_through_learners_next() {
             assert!(!env.raft(1).trk.get(3).unwrap().is_learner);
             assert!(!env.raft(3).is_learner);
             assert!(env.is_voter(3));
+            // A restart rebuilds the staged demotion from storage.
+            env.restart(3);
+            assert_eq!(env.conf_state(3), joint);
+            assert!(!env.raft(3).is_learner);
             env.propose_cc(1, leave_joint()).expect("leave joint");
         }
         env.stabilize(&[]);
@@ -2185,4 +2208,48 @@ fn refused_batch_does_not_leave_a_pending_conf_change() {
         .push(cc_entry(cc2(AUTO, &[(ADD_LEARNER, 3), (ADD_LEARNER, 4)])));
     assert!(r.step(batch).is_err());
     assert_eq!(r.pending_conf_index, pending);
+}
+
+/// raftlet: a learner grants pre-votes as it grants votes (etcd does not
+/// look at the voter's role either).
+#[test]
+fn learner_grants_pre_vote() {
+    let mut c = new_test_config(2, 10, 1);
+    c.pre_vote = true;
+    let mut n2 = new_test_raft_with_config(&c, new_test_storage(&[1], &[2]));
+    n2.become_follower(1, INVALID_ID);
+    let mut m = msg_term(MessageType::MsgPreVote, 1, 2, 2);
+    m.log_term = 1;
+    m.index = 1;
+    n2.step(m).expect("step");
+    let msgs = n2.read_messages();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(msgs[0].msg_type, MessageType::MsgPreVoteResp);
+    assert!(!msgs[0].reject);
+    // A pre-vote changes neither term nor vote.
+    assert_eq!((n2.term, n2.vote), (1, INVALID_ID));
+}
+
+/// raftlet: a learner's acknowledgement never counts towards the commit
+/// quorum.
+#[test]
+fn learner_ack_does_not_commit() {
+    let mut r = new_test_raft(1, 10, 1, new_test_storage(&[1, 2], &[3]));
+    r.become_candidate();
+    r.become_leader();
+    r.step(prop(1, 1, b"x")).unwrap();
+    r.read_messages();
+    let last = r.raft_log.last_index();
+    let ack = |from: u64| {
+        let mut m = msg_term(MessageType::MsgAppResp, from, 1, 1);
+        m.index = last;
+        m
+    };
+    // Leader and learner together are two of three members, but only one
+    // of the two voters.
+    r.step(ack(3)).unwrap();
+    assert_eq!(r.trk.get(3).unwrap().matched, last);
+    assert_eq!(r.raft_log.committed, 0);
+    r.step(ack(2)).unwrap();
+    assert_eq!(r.raft_log.committed, last);
 }
