@@ -1,14 +1,28 @@
 # raftlet — the one entry point. `make help` lists the targets.
 SHELL := /bin/bash
 CARGO ?= cargo
+CC ?= cc
 SEEDS ?= 20000
+PREFIX ?= /usr/local
+TOOLS := build/tools/bin
+CBINDGEN := $(TOOLS)/cbindgen
+CFLAGS_STRICT := -std=c11 -Wall -Wextra -Wpedantic -Werror -Iinclude
+CLIBS := -lpthread -ldl -lm
+SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+STATICLIB := target/release/libraftlet.a
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 
 .PHONY: help
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: test
-test: lint test-rust doc examples plan-coverage ## everything CI runs: lint, tests, docs, examples
+test: lint test-rust doc check-header test-c examples plan-coverage ## everything CI runs
+	@echo "make test: all checks passed"
+
+.PHONY: tools
+tools: ## install the pinned build tools (cbindgen) into build/tools
+	./scripts/install-tools.sh
 
 .PHONY: lint
 lint: ## cargo fmt --check and clippy -D warnings
@@ -24,6 +38,35 @@ test-rust: ## all Rust tests (unit, integration, doctests)
 doc: ## rustdoc with warnings denied
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
+.PHONY: lib
+lib: ## build libraftlet.a and libraftlet.so (release)
+	$(CARGO) build --release -p raftlet-ffi
+
+.PHONY: header
+header: tools ## regenerate include/raftlet.h from ffi/
+	$(CBINDGEN) --config ffi/cbindgen.toml --output include/raftlet.h ffi
+
+.PHONY: check-header
+check-header: tools ## fail if include/raftlet.h is stale
+	@mkdir -p build
+	$(CBINDGEN) --config ffi/cbindgen.toml --output build/raftlet.h.check ffi
+	@diff -u include/raftlet.h build/raftlet.h.check || { echo "include/raftlet.h is stale: run make header"; exit 1; }
+	@grep -q "RAFTLET_VERSION_MAJOR $(word 1,$(subst ., ,$(VERSION)))$$" include/raftlet.h && \
+	 grep -q "RAFTLET_VERSION_MINOR $(word 2,$(subst ., ,$(VERSION)))$$" include/raftlet.h && \
+	 grep -q "RAFTLET_VERSION_PATCH $(word 3,$(subst ., ,$(VERSION)))$$" include/raftlet.h || \
+	 { echo "RAFTLET_VERSION_* in ffi/cbindgen.toml differ from Cargo.toml ($(VERSION))"; exit 1; }
+
+.PHONY: test-c
+test-c: lib ## C tests under ASan+UBSan, a C++ include check, the C example under valgrind
+	@mkdir -p build/c
+	$(CC) $(CFLAGS_STRICT) $(SANITIZE) -g tests/c/test_api.c $(STATICLIB) $(CLIBS) -o build/c/test_api
+	ASAN_OPTIONS=detect_leaks=1 ./build/c/test_api
+	c++ -std=c++17 -Wall -Wextra -Werror -Iinclude -c tests/c/header_twice.cpp -o build/c/header_twice.o
+	$(CC) $(CFLAGS_STRICT) -g examples/c/cluster.c $(STATICLIB) $(CLIBS) -o build/c/cluster
+	@if command -v valgrind >/dev/null; then \
+	  valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect ./build/c/cluster > /dev/null; \
+	else echo "valgrind not installed; running the example without it"; ./build/c/cluster > /dev/null; fi
+
 .PHONY: examples
 examples: ## run every example once (each exits non-zero on failure)
 	$(CARGO) run -q -p raftlet --example demo > /dev/null
@@ -32,15 +75,24 @@ examples: ## run every example once (each exits non-zero on failure)
 demo: ## a 3-node cluster: election, replication, leader isolation, re-election
 	$(CARGO) run -q -p raftlet --example demo
 
+.PHONY: install
+install: lib ## install libraftlet, raftlet.h and raftlet.pc under PREFIX
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 target/release/libraftlet.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 target/release/libraftlet.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/raftlet.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' ffi/raftlet.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/raftlet.pc
+
 .PHONY: plan-coverage
 plan-coverage: ## which TEST-PLAN lines the tests name (report only)
-	@if [ -x ../shared/tools/plan-coverage ]; then python3 ../shared/tools/plan-coverage . | tail -n 12; \
+	@if [ -x ../shared/tools/plan-coverage ]; then python3 ../shared/tools/plan-coverage . | tail -n 9; \
 	else echo "plan-coverage: ../shared/tools not present; skipped"; fi
 
 .PHONY: bench
 bench: ## benchmarks (see docs/bench.md); not part of make test
-	$(CARGO) bench -p raftlet
+	$(CARGO) run --release -p raftlet --example bench
 
 .PHONY: clean
 clean: ## remove build outputs
 	$(CARGO) clean
+	rm -rf build/c build/raftlet.h.check

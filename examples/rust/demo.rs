@@ -90,7 +90,8 @@ impl Cluster {
                 // 3. Apply committed entries.
                 for e in &rd.committed_entries {
                     if e.entry_type == EntryType::EntryNormal && !e.data().is_empty() {
-                        host.applied.push(String::from_utf8_lossy(e.data()).into_owned());
+                        host.applied
+                            .push(String::from_utf8_lossy(e.data()).into_owned());
                     }
                 }
                 host.node.advance(rd);
@@ -148,7 +149,10 @@ fn run() -> Result<(), String> {
     let leader = c
         .wait_for_leader(100)
         .ok_or("no leader elected within 100 ticks")?;
-    c.log(format!("leader is node {leader} at term {}", c.term_of(leader)));
+    c.log(format!(
+        "leader is node {leader} at term {}",
+        c.term_of(leader)
+    ));
 
     for i in 1..=5 {
         let data = format!("put x={i}");
@@ -163,13 +167,18 @@ fn run() -> Result<(), String> {
     }
     for (id, h) in &c.hosts {
         if h.applied.len() != 5 {
-            return Err(format!("node {id} applied {} entries, expected 5", h.applied.len()));
+            return Err(format!(
+                "node {id} applied {} entries, expected 5",
+                h.applied.len()
+            ));
         }
     }
     c.log("all three nodes applied the same five entries");
 
     c.isolated.insert(leader);
-    c.log(format!("partition: node {leader} is cut off from the others"));
+    c.log(format!(
+        "partition: node {leader} is cut off from the others"
+    ));
     let old_term = c.term_of(leader);
     let new_leader = c
         .wait_for_leader(100)

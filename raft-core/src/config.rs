@@ -36,7 +36,7 @@ pub struct Config {
     /// per message).
     pub max_size_per_msg: u64,
     /// The most bytes of committed entries in one Ready (0 means the same as
-    /// `max_size_per_msg`).
+    /// `max_size_per_msg`, and one entry per Ready if that is 0 too).
     pub max_committed_size_per_ready: u64,
     /// The most bytes of uncommitted entry payload the leader accepts; more
     /// proposals are dropped with [`Error::ProposalDropped`] (0 = unlimited).
@@ -147,7 +147,9 @@ impl Config {
     /// The effective byte limit of committed entries per Ready.
     pub(crate) fn committed_size_per_ready(&self) -> u64 {
         if self.max_committed_size_per_ready == 0 {
-            self.max_size_per_msg
+            // With max_size_per_msg 0 too this is one entry per Ready: the
+            // log hands out at least one entry, but needs a positive budget.
+            self.max_size_per_msg.max(1)
         } else {
             self.max_committed_size_per_ready
         }

@@ -84,7 +84,10 @@ pub fn describe_message(m: &Message) -> String {
         }
     }
     if !m.context().is_empty() {
-        s.push_str(&format!(" Context:{:?}", String::from_utf8_lossy(m.context())));
+        s.push_str(&format!(
+            " Context:{:?}",
+            String::from_utf8_lossy(m.context())
+        ));
     }
     s
 }

@@ -1,12 +1,115 @@
-//! raftlet: a synchronous Raft consensus core with the behaviour of etcd raft v3.6.
+//! raftlet: a synchronous Raft consensus core with the behaviour of etcd
+//! raft v3.6 — pre-vote, check-quorum, learners with safe promotion, joint
+//! consensus, flow control, snapshot catch-up, ReadIndex and lease reads,
+//! and leader transfer — speaking etcd's `raftpb` wire format.
+//!
+//! The library does no I/O, starts no threads and reads no clock. The host
+//! drives a [`RawNode`]: it calls [`RawNode::tick`] on a timer, feeds peer
+//! messages to [`RawNode::step`], proposes with [`RawNode::propose`], and
+//! processes the [`Ready`] batches the node hands back.
+//!
+//! # The Ready loop
+//!
+//! Whenever [`RawNode::has_ready`] is true, take a [`Ready`] and handle it
+//! in this order:
+//!
+//! 1. **Persist** `snapshot` (if any), then append `entries`, then store
+//!    `hard_state` (if any). Sync the write when `must_sync` is set. Doing
+//!    this later than step 2's `persisted_messages` would let a node
+//!    acknowledge entries or votes it could still lose in a crash.
+//! 2. **Send** `messages` (they may go out before or while persisting) and,
+//!    once the write is durable, `persisted_messages` (append and vote
+//!    responses).
+//! 3. **Apply** `committed_entries` in order to the state machine. For a
+//!    conf-change entry, call [`RawNode::apply_conf_change`].
+//! 4. **Advance**: pass the Ready back with [`RawNode::advance`]. Only then
+//!    does the node count its own durable acknowledgements and hand out
+//!    the next batch. Hosts that apply asynchronously call
+//!    [`RawNode::advance_append`] after step 1 and
+//!    [`RawNode::advance_apply_to`] as entries are applied.
+//!
+//! A single-voter cluster shows the whole loop:
+//!
+//! ```
+//! use raftlet::pb::{ConfState, EntryType};
+//! use raftlet::{Config, MemoryStorage, RawNode, StateRole};
+//!
+//! // A storage shared by the node and the host (a cheap handle).
+//! let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]));
+//! let mut node = RawNode::new(&Config::new(1), storage.clone())?;
+//!
+//! // The host's state machine: here, just the applied payloads.
+//! let mut applied: Vec<Vec<u8>> = Vec::new();
+//!
+//! // Run the Ready loop until the node has nothing left to do.
+//! fn drain(
+//!     node: &mut RawNode<MemoryStorage>,
+//!     storage: &MemoryStorage,
+//!     applied: &mut Vec<Vec<u8>>,
+//! ) -> raftlet::Result<()> {
+//!     while node.has_ready() {
+//!         let rd = node.ready();
+//!         // 1. Persist.
+//!         {
+//!             let mut s = storage.wl();
+//!             if let Some(snap) = &rd.snapshot {
+//!                 s.apply_snapshot(snap.clone())?;
+//!             }
+//!             s.append(&rd.entries)?;
+//!             if let Some(hs) = rd.hard_state {
+//!                 s.set_hard_state(hs);
+//!             }
+//!         }
+//!         // 2. Send: a single voter has no peers, so nothing goes out.
+//!         assert!(rd.messages.is_empty() && rd.persisted_messages.is_empty());
+//!         // 3. Apply.
+//!         for e in &rd.committed_entries {
+//!             if e.entry_type == EntryType::EntryNormal && !e.data().is_empty() {
+//!                 applied.push(e.data().to_vec());
+//!             }
+//!         }
+//!         // 4. Advance.
+//!         node.advance(rd);
+//!     }
+//!     Ok(())
+//! }
+//!
+//! node.campaign()?;
+//! drain(&mut node, &storage, &mut applied)?;
+//! assert_eq!(node.basic_status().soft_state.raft_state, StateRole::Leader);
+//!
+//! node.propose(b"x=1".to_vec())?;
+//! node.propose(b"y=2".to_vec())?;
+//! drain(&mut node, &storage, &mut applied)?;
+//! assert_eq!(applied, vec![b"x=1".to_vec(), b"y=2".to_vec()]);
+//! # Ok::<(), raftlet::Error>(())
+//! ```
+//!
+//! # Clusters
+//!
+//! In a real cluster each node has its own storage and the host delivers
+//! `messages` to their `to` peers over its transport (encode them with
+//! [`pb::Encode`]; decode on arrival with [`pb::Decode`]). A new cluster is
+//! started either by giving every node a storage that already holds the
+//! initial [`pb::ConfState`] (as above), or with [`RawNode::bootstrap`].
+//!
+//! # Learners
+//!
+//! A learner receives every entry and snapshot but never counts towards
+//! commit, elections or check-quorum, and never campaigns. Add new members
+//! as learners (`ConfChangeAddLearnerNode`), let them catch up, then
+//! promote them with `ConfChangeAddNode`: the leader refuses the promotion
+//! with [`Error::PromotionNotReady`] until the learner is within
+//! [`Config::promote_max_lag`] entries.
 #![deny(missing_docs)]
 
-mod config;
 pub mod confchange;
+mod config;
 pub mod describe;
 mod errors;
 mod log;
 mod log_unstable;
+pub mod logging;
 pub mod pb;
 pub mod quorum;
 mod raft;

@@ -47,6 +47,7 @@ pub(crate) fn size_limited_len(ents: &[Entry], max_size: u64) -> usize {
 /// Truncates `ents` to its longest prefix of at most `max_size` encoded
 /// bytes, keeping at least the first entry.
 // Ported from etcd-io/raft util.go (limitSize).
+#[cfg(test)]
 pub(crate) fn limit_size(ents: &mut Vec<Entry>, max_size: u64) {
     let n = size_limited_len(ents, max_size);
     ents.truncate(n);
@@ -212,11 +213,6 @@ impl<S: Storage> RaftLog<S> {
     /// Whether there are unstable entries not yet handed over for writing.
     pub fn has_next_unstable_ents(&self) -> bool {
         !self.next_unstable_ents().is_empty()
-    }
-
-    /// Whether there are unstable entries, handed over for writing or not.
-    pub fn has_next_or_in_progress_unstable_ents(&self) -> bool {
-        !self.unstable.entries.is_empty()
     }
 
     /// The committed entries to hand to the host for applying next: after
@@ -466,6 +462,7 @@ impl<S: Storage> RaftLog<S> {
     /// # Panics
     /// If the storage fails other than by a racing compaction (retried).
     // Ported from etcd-io/raft log.go (allEntries).
+    #[cfg(test)]
     pub fn all_entries(&self) -> Vec<Entry> {
         loop {
             match self.entries(self.first_index(), NO_LIMIT) {

@@ -147,7 +147,9 @@ impl<S: Storage> RawNode<S> {
             ));
         }
         if self.raft.raft_log.store.last_index()? != 0 || self.raft.raft_log.last_index() != 0 {
-            return Err(Error::InvalidState("can't bootstrap a nonempty Storage".into()));
+            return Err(Error::InvalidState(
+                "can't bootstrap a nonempty Storage".into(),
+            ));
         }
         // The hard state is reported in the next Ready even if it equals the
         // empty one, so hosts persist the initial term.
@@ -306,8 +308,11 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::TransferRefused`] when the target is not a voter of the
     /// configuration or no leader is known.
     pub fn transfer_leader(&mut self, transferee: u64) -> Result<()> {
-        self.raft
-            .step(Message::new(MessageType::MsgTransferLeader, transferee, INVALID_ID))
+        self.raft.step(Message::new(
+            MessageType::MsgTransferLeader,
+            transferee,
+            INVALID_ID,
+        ))
     }
 
     /// Makes a follower forget its leader, so that it grants pre-votes at
@@ -318,8 +323,11 @@ impl<S: Storage> RawNode<S> {
     /// # Errors
     /// Never fails today.
     pub fn forget_leader(&mut self) -> Result<()> {
-        self.raft
-            .step(Message::new(MessageType::MsgForgetLeader, INVALID_ID, INVALID_ID))
+        self.raft.step(Message::new(
+            MessageType::MsgForgetLeader,
+            INVALID_ID,
+            INVALID_ID,
+        ))
     }
 
     /// Tells the leader that the last message to `id` may not have arrived.
@@ -426,7 +434,15 @@ impl<S: Storage> RawNode<S> {
     /// [`RawNode::advance_apply_to`] as entries are applied. Earlier Readies
     /// not yet advanced are taken as durable too.
     pub fn advance_append(&mut self, rd: Ready) {
-        let upto = rd.number;
+        self.on_persist_ready(rd.number);
+    }
+
+    /// Reports that the writes of every Ready up to number `number` (see
+    /// [`Ready::number`]) are durable, without handing the Ready back; for
+    /// hosts (and bindings) that keep the Ready's contents alive after
+    /// persisting it. Equivalent to [`RawNode::advance_append`].
+    pub fn on_persist_ready(&mut self, number: u64) {
+        let upto = number;
         while let Some(rec) = self.records.front() {
             if rec.number > upto {
                 break;
@@ -507,13 +523,13 @@ impl<S: Storage> RawNode<S> {
     }
 
     #[cfg(any(test, feature = "bug-injection"))]
-    #[doc(hidden)]
+    #[allow(dead_code, reason = "used by unit tests and the bug-injection build")]
     pub(crate) fn raft(&self) -> &Raft<S> {
         &self.raft
     }
 
     #[cfg(any(test, feature = "bug-injection"))]
-    #[doc(hidden)]
+    #[allow(dead_code, reason = "used by unit tests and the bug-injection build")]
     pub(crate) fn raft_mut(&mut self) -> &mut Raft<S> {
         &mut self.raft
     }

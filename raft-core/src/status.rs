@@ -53,7 +53,11 @@ impl Status {
     pub(crate) fn new<S: Storage>(r: &Raft<S>) -> Status {
         let basic = BasicStatus::new(r);
         let progress = if basic.soft_state.raft_state == StateRole::Leader {
-            r.trk.progress.iter().map(|(id, pr)| (*id, pr.clone())).collect()
+            r.trk
+                .progress
+                .iter()
+                .map(|(id, pr)| (*id, pr.clone()))
+                .collect()
         } else {
             BTreeMap::new()
         };

@@ -61,6 +61,7 @@ impl LogSlice {
 
     /// The id of the last entry, or `prev` when there are none.
     // Ported from etcd-io/raft types.go (logSlice.lastEntryID).
+    #[cfg(test)]
     pub fn last_entry_id(&self) -> EntryId {
         self.entries.last().map_or(self.prev, EntryId::from_entry)
     }
@@ -68,6 +69,7 @@ impl LogSlice {
     /// Checks that the slice is well formed (see the type's documentation);
     /// the error describes the first violation found.
     // Ported from etcd-io/raft types.go (logSlice.valid).
+    #[cfg(test)]
     pub fn valid(&self) -> std::result::Result<(), String> {
         let mut prev = self.prev;
         for e in &self.entries {

@@ -305,7 +305,11 @@ impl ConfState {
         let pairs = [
             ("voters", &self.voters, &other.voters),
             ("learners", &self.learners, &other.learners),
-            ("voters_outgoing", &self.voters_outgoing, &other.voters_outgoing),
+            (
+                "voters_outgoing",
+                &self.voters_outgoing,
+                &other.voters_outgoing,
+            ),
             ("learners_next", &self.learners_next, &other.learners_next),
         ];
         for (name, a, b) in pairs {

@@ -3,6 +3,7 @@
 use super::Raft;
 use crate::confchange::Changer;
 use crate::errors::{Error, Result};
+use crate::logging::{rlog, Level};
 use crate::pb::{ConfChangeV2, ConfState};
 use crate::storage::Storage;
 
@@ -29,6 +30,13 @@ impl<S: Storage> Raft<S> {
             }
         };
         let (cfg, prs) = res.map_err(Error::ConfChangeRefused)?;
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} switched to configuration {}",
+            self.id,
+            cfg
+        );
         Ok(self.switch_to_config(cfg, prs))
     }
 }

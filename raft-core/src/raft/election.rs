@@ -73,11 +73,8 @@ impl<S: Storage> Raft<S> {
             if id == self.id {
                 // Our own vote counts once it is durable: it is delivered
                 // back to us after the hard state has been persisted.
-                let mut m = Message::new(
-                    vote_msg.vote_response().expect("vote type"),
-                    INVALID_ID,
-                    id,
-                );
+                let mut m =
+                    Message::new(vote_msg.vote_response().expect("vote type"), INVALID_ID, id);
                 m.term = term;
                 self.send(m);
                 continue;

@@ -17,15 +17,16 @@ mod transfer;
 #[cfg(test)]
 mod tests;
 
-pub use read_only::ReadState;
 pub(crate) use read_only::ReadOnly;
+pub use read_only::ReadState;
 
 use bytes::Bytes;
 
-use crate::config::{Config, ReadOnlyOption};
 use crate::confchange;
+use crate::config::{Config, ReadOnlyOption};
 use crate::errors::{Error, Result};
 use crate::log::RaftLog;
+use crate::logging::{rlog, Level};
 use crate::pb::{ConfState, HardState, Message, MessageType};
 use crate::storage::Storage;
 use crate::tracker::ProgressTracker;
@@ -248,7 +249,10 @@ impl<S: Storage> Raft<S> {
             &rs.conf_state,
         )
         .map_err(|e| {
-            Error::InvalidState(format!("cannot restore configuration {:?}: {e}", rs.conf_state))
+            Error::InvalidState(format!(
+                "cannot restore configuration {:?}: {e}",
+                rs.conf_state
+            ))
         })?;
         let cs = r.switch_to_config(cfg, prs);
         if let Err(e) = cs.equivalent(&rs.conf_state) {
@@ -270,11 +274,6 @@ impl<S: Storage> Raft<S> {
         }
         r.become_follower(r.term, INVALID_ID);
         Ok(r)
-    }
-
-    /// Whether a leader is known.
-    pub fn has_leader(&self) -> bool {
-        self.lead != INVALID_ID
     }
 
     /// The current soft state.
@@ -320,7 +319,11 @@ impl<S: Storage> Raft<S> {
             | MessageType::MsgVoteResp
             | MessageType::MsgPreVote
             | MessageType::MsgPreVoteResp => {
-                debug_assert!(m.term != 0, "term should be set when sending {:?}", m.msg_type);
+                debug_assert!(
+                    m.term != 0,
+                    "term should be set when sending {:?}",
+                    m.msg_type
+                );
             }
             MessageType::MsgProp | MessageType::MsgReadIndex => {}
             _ => m.term = self.term,
@@ -396,7 +399,11 @@ impl<S: Storage> Raft<S> {
         if self.election_elapsed >= self.election_timeout {
             self.election_elapsed = 0;
             if self.check_quorum {
-                let _ = self.step(Message::new(MessageType::MsgCheckQuorum, self.id, INVALID_ID));
+                let _ = self.step(Message::new(
+                    MessageType::MsgCheckQuorum,
+                    self.id,
+                    INVALID_ID,
+                ));
             }
             if self.state == StateRole::Leader && self.lead_transferee != INVALID_ID {
                 self.abort_leader_transfer();
@@ -416,6 +423,13 @@ impl<S: Storage> Raft<S> {
         self.reset(term);
         self.lead = lead;
         self.state = StateRole::Follower;
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} became follower at term {}",
+            self.id,
+            self.term
+        );
     }
 
     /// Becomes a candidate in the next term (etcd `becomeCandidate`).
@@ -428,6 +442,13 @@ impl<S: Storage> Raft<S> {
         self.reset(term);
         self.vote = self.id;
         self.state = StateRole::Candidate;
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} became candidate at term {}",
+            self.id,
+            self.term
+        );
     }
 
     /// Becomes a pre-candidate without changing term or vote (etcd `becomePreCandidate`).
@@ -441,6 +462,13 @@ impl<S: Storage> Raft<S> {
         self.trk.reset_votes();
         self.lead = INVALID_ID;
         self.state = StateRole::PreCandidate;
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} became pre-candidate at term {}",
+            self.id,
+            self.term
+        );
     }
 
     /// Becomes leader and appends the empty entry of the new term (etcd `becomeLeader`).
@@ -463,6 +491,13 @@ impl<S: Storage> Raft<S> {
         self.pending_conf_index = self.raft_log.last_index();
         let empty = crate::pb::Entry::default();
         assert!(self.append_entry(vec![empty]), "empty entry was dropped");
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} became leader at term {}",
+            self.id,
+            self.term
+        );
     }
 
     /// Whether this node may campaign: it is a voter and is not applying a
@@ -492,6 +527,17 @@ impl<S: Storage> Raft<S> {
                 if !force && in_lease {
                     // Within the minimum election timeout of hearing from the
                     // current leader: neither update the term nor grant the vote.
+                    rlog!(
+                        Level::Info,
+                        self.id,
+                        "{} [term: {}] ignored {:?} from {} at term {}: lease with leader {} is not expired",
+                        self.id,
+                        self.term,
+                        m.msg_type,
+                        m.from,
+                        m.term,
+                        self.lead
+                    );
                     return Ok(());
                 }
             }

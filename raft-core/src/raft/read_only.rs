@@ -88,8 +88,11 @@ impl ReadOnly {
     pub(crate) fn last_pending_request_ctx(&self) -> Option<Bytes> {
         self.pending.back().map(|s| encode_seq(s.seq))
     }
+}
 
-    /// How many reads are waiting.
+#[cfg(test)]
+impl ReadOnly {
+    /// The number of reads waiting for their heartbeat round.
     pub(crate) fn pending_len(&self) -> usize {
         self.pending.len()
     }
@@ -168,12 +171,11 @@ impl<S: Storage> Raft<S> {
     /// and answers every read whose round now has a quorum.
     fn ack_read_round(&mut self, from: u64, seq: u64) {
         let mut released = None;
-        for (i, st) in self.read_only.pending.iter_mut().enumerate() {
+        for st in self.read_only.pending.iter_mut() {
             if st.seq > seq {
                 break;
             }
             st.acks.insert(from);
-            let _ = i;
         }
         for (i, st) in self.read_only.pending.iter().enumerate() {
             if st.seq > seq {

@@ -8,7 +8,8 @@ use bytes::Bytes;
 
 use super::{Raft, StateRole, INVALID_ID};
 use crate::errors::{Error, Result};
-use crate::log::{ents_size, payloads_size};
+use crate::log::payloads_size;
+use crate::logging::{rlog, Level};
 use crate::pb::{ConfChangeI, ConfChangeType, Entry, EntryType, Message, MessageType};
 use crate::quorum::VoteResult;
 use crate::storage::Storage;
@@ -29,12 +30,7 @@ impl<S: Storage> Raft<S> {
     pub(crate) fn maybe_send_append(&mut self, to: u64, send_if_empty: bool) -> bool {
         let committed = self.raft_log.committed;
         let (paused, next, state, full) = match self.trk.get(to) {
-            Some(pr) => (
-                pr.is_paused(),
-                pr.next,
-                pr.state,
-                pr.inflights.full(),
-            ),
+            Some(pr) => (pr.is_paused(), pr.next, pr.state, pr.inflights.full()),
             None => return false,
         };
         if paused {
@@ -47,14 +43,19 @@ impl<S: Storage> Raft<S> {
             Err(_) => return self.maybe_send_snapshot(to),
         };
         let mut ents = Vec::new();
+        let mut failed = false;
         if state != ProgressState::Replicate || !full {
             match self.raft_log.entries(next, self.max_msg_size) {
                 Ok(e) => ents = e,
-                Err(_) => return self.maybe_send_snapshot(to),
+                Err(_) => failed = true,
             }
         }
         if ents.is_empty() && !send_if_empty {
             return false;
+        }
+        if failed {
+            // The entries were compacted since the term lookup above.
+            return self.maybe_send_snapshot(to);
         }
         let n = ents.len();
         let bytes = payloads_size(&ents);
@@ -194,6 +195,12 @@ impl<S: Storage> Raft<S> {
             }
             MessageType::MsgCheckQuorum => {
                 if !self.trk.quorum_active() {
+                    rlog!(
+                        Level::Warn,
+                        self.id,
+                        "{} stepped down to follower since quorum is not active",
+                        self.id
+                    );
                     let term = self.term;
                     self.become_follower(term, INVALID_ID);
                 }
@@ -221,7 +228,9 @@ impl<S: Storage> Raft<S> {
                 }
                 let local = m.from == INVALID_ID || m.from == self.id;
                 let last = self.raft_log.last_index();
-                let pending_before = self.pending_conf_index;
+                // A proposal that ends up refused appends nothing, so it must
+                // not leave a pending conf change behind either.
+                let prev_pending_conf_index = self.pending_conf_index;
                 for i in 0..m.entries.len() {
                     let e = &m.entries[i];
                     if e.entry_type != EntryType::EntryConfChange
@@ -237,9 +246,7 @@ impl<S: Storage> Raft<S> {
                     };
                     match refusal {
                         Some(err) if local => {
-                            // Nothing of the batch is appended, so an
-                            // earlier change of it must not stay pending.
-                            self.pending_conf_index = pending_before;
+                            self.pending_conf_index = prev_pending_conf_index;
                             return Err(err);
                         }
                         Some(_) => {
@@ -256,6 +263,7 @@ impl<S: Storage> Raft<S> {
                     }
                 }
                 if !self.append_entry(std::mem::take(&mut m.entries)) {
+                    self.pending_conf_index = prev_pending_conf_index;
                     return Err(Error::ProposalDropped);
                 }
                 self.bcast_append();
@@ -357,7 +365,6 @@ impl<S: Storage> Raft<S> {
     }
 
     fn handle_append_response(&mut self, m: &Message) {
-        let committed_before = self.raft_log.committed;
         let first_index = self.raft_log.first_index();
         let pr = self.trk.get_mut(m.from).expect("checked by caller");
         // Any response from the peer shows it is alive (check-quorum).
@@ -416,7 +423,6 @@ impl<S: Storage> Raft<S> {
                 self.send_append(m.from);
             }
         }
-        let _ = committed_before;
         if m.from != self.id {
             // Flow control may have freed room: send what is left, in as
             // many messages as the inflight window allows.
@@ -463,6 +469,12 @@ impl<S: Storage> Raft<S> {
             },
             entries: m.entries,
         };
+        if !contiguous(a.prev, &a.entries) {
+            // A malformed append (entries not contiguous after prev, or
+            // terms going backwards) can only come from a buggy or hostile
+            // peer: never let it near the log.
+            return;
+        }
         if let Some(last_new) = self.raft_log.maybe_append(a, commit) {
             let mut resp = Message::new(MessageType::MsgAppResp, INVALID_ID, from);
             resp.index = last_new;
@@ -520,11 +532,6 @@ impl<S: Storage> Raft<S> {
         }
     }
 
-    /// The encoded size of entries, for the applying budget.
-    pub(crate) fn entries_size(ents: &[Entry]) -> u64 {
-        ents_size(ents)
-    }
-
     /// Whether the leader has committed an entry of its own term (needed
     /// before it can serve reads: until then its commit index may be stale).
     pub(crate) fn committed_entry_in_current_term(&self) -> bool {
@@ -540,5 +547,40 @@ impl<S: Storage> Raft<S> {
             .voters
             .vote_result(|id| if acks.contains(&id) { Some(true) } else { None })
             == VoteResult::Won
+    }
+}
+
+/// Whether `ents` follow `prev` index by index with non-decreasing terms.
+fn contiguous(prev: EntryId, ents: &[Entry]) -> bool {
+    let mut p = prev;
+    for e in ents {
+        if p.index.checked_add(1) != Some(e.index) || e.term < p.term {
+            return false;
+        }
+        p = EntryId::from_entry(e);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raft::tests::{ent, new_test_raft, new_test_storage};
+
+    /// A follower drops an append whose entries skip an index or go back
+    /// in term instead of corrupting its log.
+    #[test]
+    fn malformed_append_is_dropped() {
+        let mut r = new_test_raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
+        r.become_follower(2, 2);
+        for entries in [vec![ent(2, 1), ent(2, 3)], vec![ent(2, 1), ent(1, 2)]] {
+            let mut m = Message::new(MessageType::MsgApp, 2, 1);
+            m.term = 2;
+            m.entries = entries;
+            r.step(m).unwrap();
+            assert_eq!(r.raft_log.last_index(), 0);
+            assert!(r.read_messages().is_empty());
+        }
+        assert!(contiguous(EntryId::default(), &[ent(1, 1), ent(2, 2)]));
     }
 }

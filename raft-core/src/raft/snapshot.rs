@@ -7,6 +7,7 @@
 use super::{Raft, StateRole, INVALID_ID};
 use crate::confchange;
 use crate::errors::StorageError;
+use crate::logging::{rlog, Level};
 use crate::pb::{Message, MessageType, Snapshot};
 use crate::storage::Storage;
 use crate::tracker::ProgressState;
@@ -42,6 +43,15 @@ impl<S: Storage> Raft<S> {
             return false;
         }
         let sindex = snapshot.metadata.index;
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} sent snapshot [index: {}, term: {}] to {}",
+            self.id,
+            sindex,
+            snapshot.metadata.term,
+            to
+        );
         if let Some(pr) = self.trk.get_mut(to) {
             pr.become_snapshot(sindex);
         }
@@ -115,6 +125,14 @@ impl<S: Storage> Raft<S> {
             Ok(x) => x,
             Err(_) => return false,
         };
+        rlog!(
+            Level::Info,
+            self.id,
+            "{} restored snapshot [index: {}, term: {}]",
+            self.id,
+            s.metadata.index,
+            s.metadata.term
+        );
         self.raft_log.restore(s);
         self.trk = fresh;
         self.switch_to_config(cfg, prs);

@@ -34,6 +34,14 @@ impl<S: Storage> Raft<S> {
             // Already the leader: nothing to do.
             return Ok(());
         }
+        crate::logging::rlog!(
+            crate::logging::Level::Info,
+            self.id,
+            "{} [term {}] starts to transfer leadership to {}",
+            self.id,
+            self.term,
+            transferee
+        );
         // The transfer must complete within one election timeout.
         self.election_elapsed = 0;
         self.lead_transferee = transferee;

@@ -106,7 +106,7 @@ impl fmt::Display for Config {
 }
 
 /// Looks up acknowledged indexes in the `matched` of a progress map.
-struct MatchAckIndexer<'a>(&'a ProgressMap);
+pub(crate) struct MatchAckIndexer<'a>(pub(crate) &'a ProgressMap);
 
 impl AckedIndexer for MatchAckIndexer<'_> {
     fn acked_index(&self, voter_id: u64) -> Option<u64> {

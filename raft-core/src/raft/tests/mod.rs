@@ -22,6 +22,7 @@ mod flow_control;
 mod learners;
 mod paper;
 mod raw_node;
+mod reads_transfer;
 mod replication;
 mod snapshot;
 
@@ -106,7 +107,8 @@ impl Raft<MemoryStorage> {
         let ents = self.raft_log.next_unstable_ents().to_vec();
         if let Some(last) = ents.last() {
             self.raft_log.store.wl().append(&ents).expect("append");
-            self.raft_log.stable_to(crate::types::EntryId::from_entry(last));
+            self.raft_log
+                .stable_to(crate::types::EntryId::from_entry(last));
         }
         self.raft_log.accept_unstable();
     }
@@ -236,6 +238,9 @@ impl Peer {
     }
 }
 
+/// Decides whether the network delivers a message.
+pub(crate) type MsgHook = Box<dyn Fn(&Message) -> bool>;
+
 /// A synchronous in-memory network of test nodes (etcd test `network`).
 pub(crate) struct Network {
     pub peers: BTreeMap<u64, Peer>,
@@ -243,7 +248,7 @@ pub(crate) struct Network {
     dropm: HashMap<(u64, u64), f64>,
     ignorem: HashSet<MessageType>,
     /// Called for each message sent; returns whether to deliver it.
-    pub msg_hook: Option<Box<dyn Fn(&Message) -> bool>>,
+    pub msg_hook: Option<MsgHook>,
     rng: SplitMix64,
 }
 

@@ -1,0 +1,59 @@
+//! The C ABI of raftlet (`libraftlet.so` / `libraftlet.a`, header
+//! `include/raftlet.h`).
+//!
+//! Every exported function is a panic boundary, checks its pointers and
+//! returns a [`raftlet_result`]. Handles are opaque: C sees only pointers.
+//! Messages, entries and conf changes cross the boundary as raftpb bytes,
+//! the same bytes a transport sends.
+#![allow(
+    non_camel_case_types,
+    reason = "C type names follow the raftlet_* convention of the header"
+)]
+#![allow(
+    clippy::missing_safety_doc,
+    reason = "every export documents its pointer contract in the header prose"
+)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[macro_use]
+mod boundary;
+mod config;
+mod message;
+mod node;
+mod ready;
+mod result;
+mod storage;
+mod version;
+
+pub use config::*;
+pub use message::*;
+pub use node::*;
+pub use ready::*;
+pub use result::*;
+pub use storage::*;
+pub use version::*;
+
+/// A borrowed byte slice: `len` bytes at `ptr` (`ptr` may be NULL when
+/// `len` is 0). Who owns the bytes and how long they live is stated by the
+/// function that hands it out.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct raftlet_bytes {
+    /// The first byte.
+    pub ptr: *const u8,
+    /// The number of bytes.
+    pub len: usize,
+}
+
+impl raftlet_bytes {
+    pub(crate) fn from_slice(s: &[u8]) -> raftlet_bytes {
+        raftlet_bytes {
+            ptr: if s.is_empty() {
+                std::ptr::null()
+            } else {
+                s.as_ptr()
+            },
+            len: s.len(),
+        }
+    }
+}

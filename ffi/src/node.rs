@@ -1,0 +1,614 @@
+//! `raftlet_node`: a RawNode behind a lock, callable from any thread.
+
+use std::ffi::{c_char, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use raftlet::pb::{ConfChange, ConfChangeI, ConfChangeV2, Decode, Encode, Message};
+use raftlet::{MemoryStorage, RawNode, SnapshotStatus, StateRole};
+
+use crate::config::raftlet_config;
+use crate::ready::raftlet_ready;
+use crate::result::{code, fail, from_error, raftlet_result, raftlet_result::*};
+use crate::storage::raftlet_storage;
+
+/// An opaque Raft node over a raftlet_storage. Created by raftlet_node_new,
+/// released by raftlet_node_free. Every function on it may be called from
+/// any thread; a lock inside serialises them.
+pub struct raftlet_node {
+    inner: Mutex<RawNode<MemoryStorage>>,
+    /// Set when a panic escaped the core while this node was in use: its
+    /// state may be inconsistent, so every later call fails.
+    poisoned: AtomicBool,
+}
+
+pub(crate) fn role_code(r: StateRole) -> u32 {
+    match r {
+        StateRole::Follower => 0,
+        StateRole::Candidate => 1,
+        StateRole::Leader => 2,
+        StateRole::PreCandidate => 3,
+    }
+}
+
+/// Runs `f` on the locked node; a panic poisons the node.
+fn with_node(
+    node: *const raftlet_node,
+    f: impl FnOnce(&mut RawNode<MemoryStorage>) -> raftlet_result,
+) -> raftlet_result {
+    if node.is_null() {
+        return fail(RAFTLET_ERR_NULL_ARG, "argument `node` is NULL");
+    }
+    // SAFETY: non-null handle from raftlet_node_new, alive for the call.
+    let n = unsafe { &*node };
+    if n.poisoned.load(Ordering::Acquire) {
+        return fail(RAFTLET_PANIC, "the node is poisoned by an earlier panic");
+    }
+    let mut guard = n.inner.lock();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut guard))) {
+        Ok(r) => r,
+        Err(_) => {
+            n.poisoned.store(true, Ordering::Release);
+            fail(RAFTLET_PANIC, "panic inside the node; it is now poisoned")
+        }
+    }
+}
+
+/// Creates a node from `config` over `storage`, restarting from whatever
+/// the storage holds. The node keeps its own reference to the storage and
+/// copies the config: both handles may be freed afterwards. On success
+/// `*node_out` owns a new handle (release with raftlet_node_free).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_CONFIG_INVALID,
+/// RAFTLET_ERR_INVALID_STATE (inconsistent storage) or a storage code.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_new(
+    config: *const raftlet_config,
+    storage: *const raftlet_storage,
+    node_out: *mut *mut raftlet_node,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(config, storage, node_out);
+        // SAFETY: non-null handles from their _new functions.
+        let (c, s) = unsafe { (&*config, &*storage) };
+        match RawNode::new(&c.inner, s.inner.clone()) {
+            Ok(rn) => {
+                let b = Box::new(raftlet_node {
+                    inner: Mutex::new(rn),
+                    poisoned: AtomicBool::new(false),
+                });
+                // SAFETY: non-null output pointer.
+                unsafe { *node_out = Box::into_raw(b) };
+                RAFTLET_OK
+            }
+            Err(e) => from_error(&e),
+        }
+    })
+}
+
+/// Releases a node. NULL is a no-op. Readies it produced stay valid until
+/// their own raftlet_ready_free.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_free(node: *mut raftlet_node) {
+    if node.is_null() {
+        return;
+    }
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: from raftlet_node_new, freed once.
+        drop(unsafe { Box::from_raw(node) });
+    }));
+}
+
+/// Initializes a node over an empty storage with its first configuration
+/// (`voters` and `learners`, which may be NULL when their count is 0).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
+/// (no voters, or the storage is not empty).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_bootstrap(
+    node: *mut raftlet_node,
+    voters: *const u64,
+    voters_len: usize,
+    learners: *const u64,
+    learners_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let v: &[u64] = if voters.is_null() {
+            if voters_len != 0 {
+                return fail(RAFTLET_ERR_NULL_ARG, "argument `voters` is NULL");
+            }
+            &[]
+        } else {
+            // SAFETY: caller promises voters_len readable ids.
+            unsafe { std::slice::from_raw_parts(voters, voters_len) }
+        };
+        let l: &[u64] = if learners.is_null() {
+            if learners_len != 0 {
+                return fail(RAFTLET_ERR_NULL_ARG, "argument `learners` is NULL");
+            }
+            &[]
+        } else {
+            // SAFETY: caller promises learners_len readable ids.
+            unsafe { std::slice::from_raw_parts(learners, learners_len) }
+        };
+        with_node(node, |n| code(&n.bootstrap(v, l)))
+    })
+}
+
+/// Advances the node's logical clock by one tick.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_tick(node: *mut raftlet_node) -> raftlet_result {
+    ffi_boundary!({
+        with_node(node, |n| {
+            n.tick();
+            RAFTLET_OK
+        })
+    })
+}
+
+/// Makes the node campaign at once.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_campaign(node: *mut raftlet_node) -> raftlet_result {
+    ffi_boundary!({ with_node(node, |n| code(&n.campaign())) })
+}
+
+/// Proposes `data` (copied) for the log. Returns RAFTLET_OK,
+/// RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_PROPOSAL_DROPPED.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_propose(
+    node: *mut raftlet_node,
+    data: *const u8,
+    data_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let d = Bytes::copy_from_slice(c_slice!(data, data_len, "data"));
+        with_node(node, |n| code(&n.propose(d)))
+    })
+}
+
+fn decode_cc(buf: &[u8], v2: bool) -> Result<ConfChangeI, raftlet_result> {
+    if v2 {
+        ConfChangeV2::decode(buf)
+            .map(ConfChangeI::V2)
+            .map_err(|e| from_error(&e.into()))
+    } else {
+        ConfChange::decode(buf)
+            .map(ConfChangeI::V1)
+            .map_err(|e| from_error(&e.into()))
+    }
+}
+
+/// Proposes a configuration change given as raftpb bytes: a ConfChange
+/// when `v2` is false, a ConfChangeV2 when true. Returns RAFTLET_OK,
+/// RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE, RAFTLET_ERR_PROPOSAL_DROPPED,
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED, RAFTLET_ERR_PROMOTION_NOT_READY or
+/// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_propose_conf_change(
+    node: *mut raftlet_node,
+    cc: *const u8,
+    cc_len: usize,
+    v2: bool,
+) -> raftlet_result {
+    ffi_boundary!({
+        let buf = c_slice!(cc, cc_len, "cc");
+        let cc = match decode_cc(buf, v2) {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        with_node(node, |n| code(&n.propose_conf_change(cc)))
+    })
+}
+
+/// Applies a committed configuration change (the data of a conf-change
+/// entry; `v2` as its entry type says). When `conf_state_out` is not NULL,
+/// the new ConfState is written there raftpb-encoded if it fits in
+/// `conf_state_cap` bytes; `*conf_state_len_out` (if not NULL) receives its
+/// length either way. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
+/// RAFTLET_ERR_DECODE, RAFTLET_ERR_CONF_CHANGE_REFUSED (configuration left
+/// unchanged) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
+/// applied and the length reported).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_apply_conf_change(
+    node: *mut raftlet_node,
+    cc: *const u8,
+    cc_len: usize,
+    v2: bool,
+    conf_state_out: *mut u8,
+    conf_state_cap: usize,
+    conf_state_len_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let buf = c_slice!(cc, cc_len, "cc");
+        let cc = match decode_cc(buf, v2) {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        with_node(node, |n| match n.apply_conf_change(&cc) {
+            Ok(cs) => {
+                let enc = cs.encode_to_vec();
+                if !conf_state_len_out.is_null() {
+                    // SAFETY: non-null output pointer.
+                    unsafe { *conf_state_len_out = enc.len() };
+                }
+                if !conf_state_out.is_null() {
+                    if enc.len() > conf_state_cap {
+                        return fail(
+                            RAFTLET_ERR_INVALID_ARG,
+                            "conf_state_out is too small for the ConfState",
+                        );
+                    }
+                    // SAFETY: the caller provides conf_state_cap writable bytes.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(enc.as_ptr(), conf_state_out, enc.len())
+                    };
+                }
+                RAFTLET_OK
+            }
+            Err(e) => from_error(&e),
+        })
+    })
+}
+
+/// Feeds a raftpb-encoded message from a peer. Returns RAFTLET_OK,
+/// RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed bytes),
+/// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the
+/// error the message caused (e.g. RAFTLET_ERR_PROPOSAL_DROPPED).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_step(
+    node: *mut raftlet_node,
+    msg: *const u8,
+    msg_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let buf = c_slice!(msg, msg_len, "msg");
+        let m = match Message::decode(buf) {
+            Ok(m) => m,
+            Err(e) => return from_error(&e.into()),
+        };
+        with_node(node, |n| code(&n.step(m)))
+    })
+}
+
+/// Requests a linearizable read; the answer arrives as a read state
+/// carrying `ctx` (copied) in a later ready. Returns RAFTLET_OK,
+/// RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_NO_LEADER.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_read_index(
+    node: *mut raftlet_node,
+    ctx: *const u8,
+    ctx_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let c = Bytes::copy_from_slice(c_slice!(ctx, ctx_len, "ctx"));
+        with_node(node, |n| code(&n.read_index(c)))
+    })
+}
+
+/// Asks the leader to hand leadership to `transferee`. Returns RAFTLET_OK,
+/// RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_TRANSFER_REFUSED.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_transfer_leader(
+    node: *mut raftlet_node,
+    transferee: u64,
+) -> raftlet_result {
+    ffi_boundary!({ with_node(node, |n| code(&n.transfer_leader(transferee))) })
+}
+
+/// Makes a follower forget its leader. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_forget_leader(node: *mut raftlet_node) -> raftlet_result {
+    ffi_boundary!({ with_node(node, |n| code(&n.forget_leader())) })
+}
+
+/// Tells the leader the last message to `id` may be lost.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_report_unreachable(
+    node: *mut raftlet_node,
+    id: u64,
+) -> raftlet_result {
+    ffi_boundary!({
+        with_node(node, |n| {
+            n.report_unreachable(id);
+            RAFTLET_OK
+        })
+    })
+}
+
+/// Tells the leader how sending a snapshot to `id` ended (`success`).
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_report_snapshot(
+    node: *mut raftlet_node,
+    id: u64,
+    success: bool,
+) -> raftlet_result {
+    ffi_boundary!({
+        with_node(node, |n| {
+            let st = if success {
+                SnapshotStatus::Finish
+            } else {
+                SnapshotStatus::Failure
+            };
+            n.report_snapshot(id, st);
+            RAFTLET_OK
+        })
+    })
+}
+
+/// Writes whether a ready with work in it is available.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_has_ready(
+    node: *const raftlet_node,
+    has_ready_out: *mut bool,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(has_ready_out);
+        with_node(node, |n| {
+            // SAFETY: non-null output pointer.
+            unsafe { *has_ready_out = n.has_ready() };
+            RAFTLET_OK
+        })
+    })
+}
+
+/// Takes the next ready. On success `*ready_out` owns a new handle: read
+/// it, persist it (raftlet_storage_append_ready), send its messages, apply
+/// its committed entries, then call raftlet_node_advance and finally
+/// raftlet_ready_free. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_ready(
+    node: *mut raftlet_node,
+    ready_out: *mut *mut raftlet_ready,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(ready_out);
+        let key = node as usize;
+        with_node(node, |n| {
+            let rd = raftlet_ready::new(n.ready(), key);
+            // SAFETY: non-null output pointer.
+            unsafe { *ready_out = Box::into_raw(Box::new(rd)) };
+            RAFTLET_OK
+        })
+    })
+}
+
+fn check_ready(
+    node: *const raftlet_node,
+    ready: *const raftlet_ready,
+) -> Result<&'static raftlet_ready, raftlet_result> {
+    if ready.is_null() {
+        return Err(fail(RAFTLET_ERR_NULL_ARG, "argument `ready` is NULL"));
+    }
+    // SAFETY: non-null handle from raftlet_node_ready; the caller keeps it
+    // alive for the call (the 'static is confined to this call).
+    let r = unsafe { &*ready };
+    if r.node_key != node as usize {
+        return Err(fail(
+            RAFTLET_ERR_INVALID_ARG,
+            "the ready belongs to another node",
+        ));
+    }
+    if r.is_stale() {
+        return Err(fail(
+            RAFTLET_ERR_READY_STALE,
+            "the ready was already advanced",
+        ));
+    }
+    Ok(r)
+}
+
+/// Reports that `ready` was fully handled (persisted, sent, applied). The
+/// ready becomes stale: its accessors return RAFTLET_ERR_READY_STALE, but
+/// views already taken stay valid until raftlet_ready_free. Returns
+/// RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE (advanced
+/// twice) or RAFTLET_ERR_INVALID_ARG (a ready of another node).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_advance(
+    node: *mut raftlet_node,
+    ready: *mut raftlet_ready,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = match check_ready(node, ready) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        with_node(node, |n| {
+            n.on_persist_ready(r.rd.number());
+            n.advance_apply();
+            r.mark_stale();
+            RAFTLET_OK
+        })
+    })
+}
+
+/// Reports that `ready`'s writes are durable, for hosts that apply
+/// asynchronously (follow with raftlet_node_advance_apply_to). The ready
+/// becomes stale as with raftlet_node_advance. Same result codes.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_advance_append(
+    node: *mut raftlet_node,
+    ready: *mut raftlet_ready,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = match check_ready(node, ready) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        with_node(node, |n| {
+            n.on_persist_ready(r.rd.number());
+            r.mark_stale();
+            RAFTLET_OK
+        })
+    })
+}
+
+/// Reports that committed entries up to `index` are applied.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_advance_apply_to(
+    node: *mut raftlet_node,
+    index: u64,
+) -> raftlet_result {
+    ffi_boundary!({
+        with_node(node, |n| {
+            n.advance_apply_to(index);
+            RAFTLET_OK
+        })
+    })
+}
+
+/// The scalar part of a node's status.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct raftlet_status {
+    /// The node's id.
+    pub id: u64,
+    /// The current term.
+    pub term: u64,
+    /// The vote in that term (0 = none).
+    pub vote: u64,
+    /// The commit index.
+    pub commit: u64,
+    /// The known leader (0 = none).
+    pub lead: u64,
+    /// 0 follower, 1 candidate, 2 leader, 3 pre-candidate.
+    pub role: u32,
+    /// The applied index.
+    pub applied: u64,
+    /// The target of a leader transfer under way (0 = none).
+    pub lead_transferee: u64,
+    /// How many peers raftlet_node_progress reports (non-zero on the leader only).
+    pub progress_count: usize,
+    /// How many voters (incoming configuration).
+    pub voters_count: usize,
+    /// How many learners.
+    pub learners_count: usize,
+}
+
+/// One peer's replication progress (on the leader).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct raftlet_progress {
+    /// The peer's id.
+    pub id: u64,
+    /// The highest index known to be replicated on the peer.
+    pub match_index: u64,
+    /// The next index to send.
+    pub next_index: u64,
+    /// 0 probe, 1 replicate, 2 snapshot.
+    pub state: u32,
+    /// Whether the peer is a learner.
+    pub is_learner: bool,
+    /// Whether the leader heard from it in the current check-quorum window.
+    pub recent_active: bool,
+    /// The index of the snapshot being sent (0 = none).
+    pub pending_snapshot: u64,
+}
+
+/// Writes the node's status. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_status(
+    node: *const raftlet_node,
+    status_out: *mut raftlet_status,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(status_out);
+        with_node(node, |n| {
+            let s = n.status();
+            let st = raftlet_status {
+                id: s.basic.id,
+                term: s.basic.hard_state.term,
+                vote: s.basic.hard_state.vote,
+                commit: s.basic.hard_state.commit,
+                lead: s.basic.soft_state.leader_id,
+                role: role_code(s.basic.soft_state.raft_state),
+                applied: s.basic.applied,
+                lead_transferee: s.basic.lead_transferee,
+                progress_count: s.progress.len(),
+                voters_count: s.config.voters.incoming.len(),
+                learners_count: s.config.learners.len(),
+            };
+            // SAFETY: non-null output pointer.
+            unsafe { *status_out = st };
+            RAFTLET_OK
+        })
+    })
+}
+
+/// Copies up to `cap` progress records (ascending peer id) into
+/// `progress_out` and writes how many exist into `*len_out` (which may
+/// exceed `cap`: call again with a larger array). `progress_out` may be
+/// NULL when `cap` is 0. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_progress(
+    node: *const raftlet_node,
+    progress_out: *mut raftlet_progress,
+    cap: usize,
+    len_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(len_out);
+        if progress_out.is_null() && cap != 0 {
+            return fail(RAFTLET_ERR_NULL_ARG, "argument `progress_out` is NULL");
+        }
+        with_node(node, |n| {
+            let s = n.status();
+            for (i, (id, pr)) in s.progress.iter().enumerate().take(cap) {
+                let p = raftlet_progress {
+                    id: *id,
+                    match_index: pr.matched,
+                    next_index: pr.next,
+                    state: match pr.state {
+                        raftlet::tracker::ProgressState::Probe => 0,
+                        raftlet::tracker::ProgressState::Replicate => 1,
+                        raftlet::tracker::ProgressState::Snapshot => 2,
+                    },
+                    is_learner: pr.is_learner,
+                    recent_active: pr.recent_active,
+                    pending_snapshot: pr.pending_snapshot,
+                };
+                // SAFETY: i < cap and the caller provides cap records.
+                unsafe { *progress_out.add(i) = p };
+            }
+            // SAFETY: non-null output pointer.
+            unsafe { *len_out = s.progress.len() };
+            RAFTLET_OK
+        })
+    })
+}
+
+/// Writes the node's status as a JSON string (etcd's shape, ids in hex,
+/// plus the configuration). On success `*json_out` owns a NUL-terminated
+/// string; release it with raftlet_string_free.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_status_json(
+    node: *const raftlet_node,
+    json_out: *mut *mut c_char,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(json_out);
+        with_node(node, |n| {
+            let s = CString::new(n.status().to_json()).unwrap_or_default();
+            // SAFETY: non-null output pointer.
+            unsafe { *json_out = s.into_raw() };
+            RAFTLET_OK
+        })
+    })
+}
+
+/// Releases a string returned by the library. NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_string_free(s: *mut c_char) {
+    if s.is_null() {
+        return;
+    }
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: from CString::into_raw in this library, freed once.
+        drop(unsafe { CString::from_raw(s) });
+    }));
+}

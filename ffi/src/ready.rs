@@ -1,0 +1,486 @@
+//! `raftlet_ready`: a Ready batch with zero-copy accessors.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use raftlet::pb::{Encode, Entry, Message};
+use raftlet::Ready;
+
+use crate::raftlet_bytes;
+use crate::result::{fail, raftlet_result, raftlet_result::*};
+
+/// A message of a Ready: recipient, type and its raftpb encoding.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct raftlet_message_view {
+    /// The recipient's id.
+    pub to: u64,
+    /// The sender's id.
+    pub from: u64,
+    /// The raftpb MessageType number (MsgApp = 3, ...).
+    pub msg_type: i32,
+    /// The raftpb-encoded message, ready to send; owned by the ready.
+    pub data: raftlet_bytes,
+}
+
+/// An entry of a Ready.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct raftlet_entry_view {
+    /// The entry's index.
+    pub index: u64,
+    /// The entry's term.
+    pub term: u64,
+    /// The raftpb EntryType number (0 normal, 1 conf change, 2 conf change v2).
+    pub entry_type: i32,
+    /// The payload; owned by the ready.
+    pub data: raftlet_bytes,
+}
+
+/// Term, vote and commit.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct raftlet_hard_state {
+    /// The current term.
+    pub term: u64,
+    /// The vote in that term (0 = none).
+    pub vote: u64,
+    /// The commit index.
+    pub commit: u64,
+}
+
+/// The leader and this node's role (0 follower, 1 candidate, 2 leader,
+/// 3 pre-candidate).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct raftlet_soft_state {
+    /// The known leader (0 = none).
+    pub leader_id: u64,
+    /// The role.
+    pub role: u32,
+}
+
+/// A snapshot of a Ready.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct raftlet_snapshot_view {
+    /// The last index the snapshot covers.
+    pub index: u64,
+    /// The term of that index.
+    pub term: u64,
+    /// The host's state-machine data; owned by the ready.
+    pub data: raftlet_bytes,
+    /// The whole snapshot, raftpb-encoded; owned by the ready.
+    pub encoded: raftlet_bytes,
+}
+
+/// The answer to a read_index request.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct raftlet_read_state_view {
+    /// Reads are linearizable once the host applied up to this index.
+    pub index: u64,
+    /// The context passed to raftlet_node_read_index; owned by the ready.
+    pub request_ctx: raftlet_bytes,
+}
+
+/// An opaque Ready batch, created by raftlet_node_ready and released by
+/// raftlet_ready_free. Every view it hands out (bytes included) stays valid
+/// until raftlet_ready_free, even after the ready is advanced; accessors
+/// called after raftlet_node_advance return RAFTLET_ERR_READY_STALE.
+/// A ready is immutable: it may be read from any thread.
+pub struct raftlet_ready {
+    pub(crate) rd: Ready,
+    /// The node that produced it (to check advance gets its own ready).
+    pub(crate) node_key: usize,
+    stale: AtomicBool,
+    /// Encodings of `messages` then `persisted_messages`, back to back.
+    buf: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    snapshot_encoded: Vec<u8>,
+}
+
+fn encode_all(msgs: &[Message], buf: &mut Vec<u8>, spans: &mut Vec<(usize, usize)>) {
+    for m in msgs {
+        let start = buf.len();
+        m.encode(buf);
+        spans.push((start, buf.len() - start));
+    }
+}
+
+impl raftlet_ready {
+    pub(crate) fn new(rd: Ready, node_key: usize) -> raftlet_ready {
+        let total: usize = rd
+            .messages
+            .iter()
+            .chain(rd.persisted_messages.iter())
+            .map(|m| m.encoded_len())
+            .sum();
+        let mut buf = Vec::with_capacity(total);
+        let mut spans = Vec::with_capacity(rd.messages.len() + rd.persisted_messages.len());
+        encode_all(&rd.messages, &mut buf, &mut spans);
+        encode_all(&rd.persisted_messages, &mut buf, &mut spans);
+        let snapshot_encoded = rd
+            .snapshot
+            .as_ref()
+            .map(|s| s.encode_to_vec())
+            .unwrap_or_default();
+        raftlet_ready {
+            rd,
+            node_key,
+            stale: AtomicBool::new(false),
+            buf,
+            spans,
+            snapshot_encoded,
+        }
+    }
+
+    pub(crate) fn is_stale(&self) -> bool {
+        self.stale.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn mark_stale(&self) {
+        self.stale.store(true, Ordering::Release);
+    }
+
+    fn message_view(&self, i: usize) -> raftlet_message_view {
+        let m = if i < self.rd.messages.len() {
+            &self.rd.messages[i]
+        } else {
+            &self.rd.persisted_messages[i - self.rd.messages.len()]
+        };
+        let (start, len) = self.spans[i];
+        raftlet_message_view {
+            to: m.to,
+            from: m.from,
+            msg_type: m.msg_type.0,
+            data: raftlet_bytes::from_slice(&self.buf[start..start + len]),
+        }
+    }
+}
+
+fn entry_view(e: &Entry) -> raftlet_entry_view {
+    raftlet_entry_view {
+        index: e.index,
+        term: e.term,
+        entry_type: e.entry_type.0,
+        data: raftlet_bytes::from_slice(e.data()),
+    }
+}
+
+/// Borrows a live ready or returns the matching error code.
+macro_rules! live_ready {
+    ($ready:ident) => {{
+        check_null!($ready);
+        // SAFETY: non-null handle from raftlet_node_ready, alive until
+        // raftlet_ready_free.
+        let r = unsafe { &*$ready };
+        if r.is_stale() {
+            return fail(RAFTLET_ERR_READY_STALE, "the ready was already advanced");
+        }
+        r
+    }};
+}
+
+/// Writes `$val` through the non-null pointer `$out`.
+macro_rules! put {
+    ($out:ident, $val:expr) => {{
+        let v = $val;
+        // SAFETY: checked non-null by the caller of this macro.
+        unsafe { *$out = v };
+    }};
+}
+
+/// Releases a ready and every view it handed out. NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_free(ready: *mut raftlet_ready) {
+    if ready.is_null() {
+        return;
+    }
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: from raftlet_node_ready, freed once.
+        drop(unsafe { Box::from_raw(ready) });
+    }));
+}
+
+/// The number of messages to send at once (appends, heartbeats, votes).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_message_count(
+    ready: *const raftlet_ready,
+    count_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(count_out);
+        put!(count_out, r.rd.messages.len());
+        RAFTLET_OK
+    })
+}
+
+/// Message `index` (0-based) of those to send at once.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+/// RAFTLET_ERR_INVALID_ARG (index out of range).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_message(
+    ready: *const raftlet_ready,
+    index: usize,
+    message_out: *mut raftlet_message_view,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(message_out);
+        if index >= r.rd.messages.len() {
+            return fail(RAFTLET_ERR_INVALID_ARG, "message index out of range");
+        }
+        put!(message_out, r.message_view(index));
+        RAFTLET_OK
+    })
+}
+
+/// The number of messages to send only after the ready's writes are
+/// durable (append and vote responses).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_persisted_message_count(
+    ready: *const raftlet_ready,
+    count_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(count_out);
+        put!(count_out, r.rd.persisted_messages.len());
+        RAFTLET_OK
+    })
+}
+
+/// Persisted message `index` (0-based).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+/// RAFTLET_ERR_INVALID_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_persisted_message(
+    ready: *const raftlet_ready,
+    index: usize,
+    message_out: *mut raftlet_message_view,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(message_out);
+        if index >= r.rd.persisted_messages.len() {
+            return fail(
+                RAFTLET_ERR_INVALID_ARG,
+                "persisted message index out of range",
+            );
+        }
+        put!(message_out, r.message_view(r.rd.messages.len() + index));
+        RAFTLET_OK
+    })
+}
+
+/// The number of entries to append to stable storage.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_entry_count(
+    ready: *const raftlet_ready,
+    count_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(count_out);
+        put!(count_out, r.rd.entries.len());
+        RAFTLET_OK
+    })
+}
+
+/// Entry `index` (0-based) to append.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+/// RAFTLET_ERR_INVALID_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_entry(
+    ready: *const raftlet_ready,
+    index: usize,
+    entry_out: *mut raftlet_entry_view,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(entry_out);
+        let Some(e) = r.rd.entries.get(index) else {
+            return fail(RAFTLET_ERR_INVALID_ARG, "entry index out of range");
+        };
+        put!(entry_out, entry_view(e));
+        RAFTLET_OK
+    })
+}
+
+/// The number of committed entries to apply.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_committed_entry_count(
+    ready: *const raftlet_ready,
+    count_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(count_out);
+        put!(count_out, r.rd.committed_entries.len());
+        RAFTLET_OK
+    })
+}
+
+/// Committed entry `index` (0-based), to apply in order.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+/// RAFTLET_ERR_INVALID_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_committed_entry(
+    ready: *const raftlet_ready,
+    index: usize,
+    entry_out: *mut raftlet_entry_view,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(entry_out);
+        let Some(e) = r.rd.committed_entries.get(index) else {
+            return fail(
+                RAFTLET_ERR_INVALID_ARG,
+                "committed entry index out of range",
+            );
+        };
+        put!(entry_out, entry_view(e));
+        RAFTLET_OK
+    })
+}
+
+/// The hard state to persist: `*has_out` tells whether there is one, and
+/// `*hard_state_out` is written only when there is.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_hard_state(
+    ready: *const raftlet_ready,
+    has_out: *mut bool,
+    hard_state_out: *mut raftlet_hard_state,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(has_out, hard_state_out);
+        put!(has_out, r.rd.hard_state.is_some());
+        if let Some(hs) = r.rd.hard_state {
+            put!(
+                hard_state_out,
+                raftlet_hard_state {
+                    term: hs.term,
+                    vote: hs.vote,
+                    commit: hs.commit,
+                }
+            );
+        }
+        RAFTLET_OK
+    })
+}
+
+/// The new soft state, when leader or role changed: `*has_out` tells
+/// whether there is one; `*soft_state_out` is written only when there is.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_soft_state(
+    ready: *const raftlet_ready,
+    has_out: *mut bool,
+    soft_state_out: *mut raftlet_soft_state,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(has_out, soft_state_out);
+        put!(has_out, r.rd.soft_state.is_some());
+        if let Some(ss) = r.rd.soft_state {
+            put!(
+                soft_state_out,
+                raftlet_soft_state {
+                    leader_id: ss.leader_id,
+                    role: crate::node::role_code(ss.raft_state),
+                }
+            );
+        }
+        RAFTLET_OK
+    })
+}
+
+/// The snapshot to persist and apply: `*has_out` tells whether there is one.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_snapshot(
+    ready: *const raftlet_ready,
+    has_out: *mut bool,
+    snapshot_out: *mut raftlet_snapshot_view,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(has_out, snapshot_out);
+        put!(has_out, r.rd.snapshot.is_some());
+        if let Some(s) = &r.rd.snapshot {
+            put!(
+                snapshot_out,
+                raftlet_snapshot_view {
+                    index: s.metadata.index,
+                    term: s.metadata.term,
+                    data: raftlet_bytes::from_slice(s.data()),
+                    encoded: raftlet_bytes::from_slice(&r.snapshot_encoded),
+                }
+            );
+        }
+        RAFTLET_OK
+    })
+}
+
+/// The number of read states (answers to raftlet_node_read_index).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_read_state_count(
+    ready: *const raftlet_ready,
+    count_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(count_out);
+        put!(count_out, r.rd.read_states.len());
+        RAFTLET_OK
+    })
+}
+
+/// Read state `index` (0-based).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+/// RAFTLET_ERR_INVALID_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_read_state(
+    ready: *const raftlet_ready,
+    index: usize,
+    read_state_out: *mut raftlet_read_state_view,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(read_state_out);
+        let Some(rs) = r.rd.read_states.get(index) else {
+            return fail(RAFTLET_ERR_INVALID_ARG, "read state index out of range");
+        };
+        put!(
+            read_state_out,
+            raftlet_read_state_view {
+                index: rs.index,
+                request_ctx: raftlet_bytes::from_slice(&rs.request_ctx),
+            }
+        );
+        RAFTLET_OK
+    })
+}
+
+/// Whether the ready's write must be synced to disk.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_must_sync(
+    ready: *const raftlet_ready,
+    must_sync_out: *mut bool,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(must_sync_out);
+        put!(must_sync_out, r.rd.must_sync);
+        RAFTLET_OK
+    })
+}

@@ -1,0 +1,273 @@
+//! `raftlet_storage`: the in-memory storage shared by a node and its host.
+
+use raftlet::pb::{ConfState, Decode, Entry, HardState, Snapshot};
+use raftlet::MemoryStorage;
+
+use crate::ready::raftlet_ready;
+use crate::result::{fail, from_error, raftlet_result, raftlet_result::*};
+
+/// An opaque handle to a MemoryStorage. The storage is shared: a node
+/// created over it keeps its own reference, so the handle may be freed
+/// before or after the node. Thread-safe (a lock inside).
+pub struct raftlet_storage {
+    pub(crate) inner: MemoryStorage,
+}
+
+fn st<'a>(p: *const raftlet_storage) -> &'a raftlet_storage {
+    // SAFETY: callers check for NULL first; the handle comes from
+    // raftlet_storage_new_memory and is alive for the call.
+    unsafe { &*p }
+}
+
+fn ids<'a>(p: *const u64, n: usize) -> Option<&'a [u64]> {
+    if p.is_null() {
+        return if n == 0 { Some(&[]) } else { None };
+    }
+    // SAFETY: the caller promises `n` readable u64s at `p`.
+    Some(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// Creates an empty in-memory storage. On success `*storage_out` owns a new
+/// handle; release it with raftlet_storage_free.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_new_memory(
+    storage_out: *mut *mut raftlet_storage,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage_out);
+        let b = Box::new(raftlet_storage {
+            inner: MemoryStorage::new(),
+        });
+        // SAFETY: non-null output pointer.
+        unsafe { *storage_out = Box::into_raw(b) };
+        RAFTLET_OK
+    })
+}
+
+/// Releases a storage handle (the node keeps its own reference). NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_free(storage: *mut raftlet_storage) {
+    if storage.is_null() {
+        return;
+    }
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: from raftlet_storage_new_memory, freed once.
+        drop(unsafe { Box::from_raw(storage) });
+    }));
+}
+
+/// Sets the configuration the storage reports at start (voters and
+/// learners), as a host does before creating the first node of a new
+/// cluster. `voters`/`learners` may be NULL when their count is 0.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_set_conf_state(
+    storage: *mut raftlet_storage,
+    voters: *const u64,
+    voters_len: usize,
+    learners: *const u64,
+    learners_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage);
+        let (Some(v), Some(l)) = (ids(voters, voters_len), ids(learners, learners_len)) else {
+            return fail(
+                RAFTLET_ERR_NULL_ARG,
+                "id array is NULL with a non-zero length",
+            );
+        };
+        st(storage).inner.wl().set_conf_state(ConfState {
+            voters: v.to_vec(),
+            learners: l.to_vec(),
+            ..ConfState::default()
+        });
+        RAFTLET_OK
+    })
+}
+
+/// Stores a hard state (term, vote, commit).
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_set_hard_state(
+    storage: *mut raftlet_storage,
+    term: u64,
+    vote: u64,
+    commit: u64,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage);
+        st(storage)
+            .inner
+            .wl()
+            .set_hard_state(HardState { term, vote, commit });
+        RAFTLET_OK
+    })
+}
+
+/// Appends one raftpb-encoded Entry (truncating any conflicting tail).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_append_entry(
+    storage: *mut raftlet_storage,
+    entry: *const u8,
+    entry_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage);
+        let buf = c_slice!(entry, entry_len, "entry");
+        let e = match Entry::decode(buf) {
+            Ok(e) => e,
+            Err(e) => return from_error(&e.into()),
+        };
+        match st(storage).inner.wl().append(&[e]) {
+            Ok(()) => RAFTLET_OK,
+            Err(e) => from_error(&e),
+        }
+    })
+}
+
+/// Persists what a Ready asks for: its snapshot (if any), its entries and
+/// its hard state (if any), in that order. This is step 1 of the Ready loop
+/// for hosts that keep their log in this storage. Call it before
+/// raftlet_node_advance. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
+/// RAFTLET_ERR_READY_STALE (the ready was already advanced), or a storage code.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_append_ready(
+    storage: *mut raftlet_storage,
+    ready: *const raftlet_ready,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage, ready);
+        // SAFETY: non-null handle from raftlet_node_ready.
+        let rd = unsafe { &*ready };
+        if rd.is_stale() {
+            return fail(RAFTLET_ERR_READY_STALE, "the ready was already advanced");
+        }
+        let mut s = st(storage).inner.wl();
+        if let Some(snap) = &rd.rd.snapshot {
+            if let Err(e) = s.apply_snapshot(snap.clone()) {
+                return from_error(&e);
+            }
+        }
+        if let Err(e) = s.append(&rd.rd.entries) {
+            return from_error(&e);
+        }
+        if let Some(hs) = rd.rd.hard_state {
+            s.set_hard_state(hs);
+        }
+        RAFTLET_OK
+    })
+}
+
+/// Replaces the storage's contents with a raftpb-encoded Snapshot.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_apply_snapshot(
+    storage: *mut raftlet_storage,
+    snapshot: *const u8,
+    snapshot_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage);
+        let buf = c_slice!(snapshot, snapshot_len, "snapshot");
+        let snap = match Snapshot::decode(buf) {
+            Ok(s) => s,
+            Err(e) => return from_error(&e.into()),
+        };
+        match st(storage).inner.wl().apply_snapshot(snap) {
+            Ok(()) => RAFTLET_OK,
+            Err(e) => from_error(&e),
+        }
+    })
+}
+
+/// Records a snapshot of the state machine at `index` (which must be
+/// applied) with the host's `data`, keeping the storage's current
+/// configuration. Follow with raftlet_storage_compact to drop old entries.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE,
+/// RAFTLET_ERR_COMPACTED or RAFTLET_ERR_UNAVAILABLE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_create_snapshot(
+    storage: *mut raftlet_storage,
+    index: u64,
+    data: *const u8,
+    data_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage);
+        let d = c_slice!(data, data_len, "data");
+        let mut s = st(storage).inner.wl();
+        match s.create_snapshot(index, None, Some(bytes::Bytes::copy_from_slice(d))) {
+            Ok(_) => RAFTLET_OK,
+            Err(e) => from_error(&e),
+        }
+    })
+}
+
+/// Sets the configuration recorded with future snapshots (pass the
+/// ConfState returned by raftlet_node_apply_conf_change, raftpb-encoded).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_set_conf_state_encoded(
+    storage: *mut raftlet_storage,
+    conf_state: *const u8,
+    conf_state_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage);
+        let buf = c_slice!(conf_state, conf_state_len, "conf_state");
+        match ConfState::decode(buf) {
+            Ok(cs) => {
+                st(storage).inner.wl().set_conf_state(cs);
+                RAFTLET_OK
+            }
+            Err(e) => from_error(&e.into()),
+        }
+    })
+}
+
+/// Discards entries up to and including `index` (they must be covered by
+/// a snapshot). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
+/// RAFTLET_ERR_COMPACTED (already compacted) or RAFTLET_ERR_UNAVAILABLE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_compact(
+    storage: *mut raftlet_storage,
+    index: u64,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage);
+        match st(storage).inner.wl().compact(index) {
+            Ok(()) => RAFTLET_OK,
+            Err(e) => from_error(&e),
+        }
+    })
+}
+
+/// Writes the first and last index of the log held (first = snapshot
+/// index + 1; last = first - 1 when empty).
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_bounds(
+    storage: *const raftlet_storage,
+    first_out: *mut u64,
+    last_out: *mut u64,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage, first_out, last_out);
+        use raftlet::Storage as _;
+        let s = &st(storage).inner;
+        let (f, l) = match (s.first_index(), s.last_index()) {
+            (Ok(f), Ok(l)) => (f, l),
+            (Err(e), _) | (_, Err(e)) => return from_error(&e),
+        };
+        // SAFETY: non-null output pointers.
+        unsafe {
+            *first_out = f;
+            *last_out = l;
+        }
+        RAFTLET_OK
+    })
+}
