@@ -19,6 +19,7 @@ use crate::storage::MemoryStorage;
 
 mod election;
 mod flow_control;
+mod learners;
 mod paper;
 mod raw_node;
 mod reads_transfer;
