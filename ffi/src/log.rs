@@ -3,7 +3,7 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use raftlet::logging::{set_log_sink, Level, LogRecord};
+use raftlet_core::logging::{set_log_sink, Level, LogRecord};
 
 use crate::result::{fail, raftlet_result, raftlet_result::*};
 

@@ -1,7 +1,7 @@
 //! Encoding and decoding helpers for what crosses a transport: conf
 //! changes to propose and message headers to route.
 
-use raftlet::pb::{
+use raftlet_core::pb::{
     ConfChange, ConfChangeSingle, ConfChangeTransition, ConfChangeType, ConfChangeV2, Decode,
     Encode, Message,
 };

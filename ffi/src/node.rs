@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use raftlet::pb::{ConfChange, ConfChangeI, ConfChangeV2, Decode, Encode, Message};
-use raftlet::{MemoryStorage, RawNode, SnapshotStatus, StateRole};
+use raftlet_core::pb::{ConfChange, ConfChangeI, ConfChangeV2, Decode, Encode, Message};
+use raftlet_core::{MemoryStorage, RawNode, SnapshotStatus, StateRole};
 
 use crate::config::raftlet_config;
 use crate::ready::raftlet_ready;
@@ -563,9 +563,9 @@ pub unsafe extern "C" fn raftlet_node_progress(
                     match_index: pr.matched,
                     next_index: pr.next,
                     state: match pr.state {
-                        raftlet::tracker::ProgressState::Probe => 0,
-                        raftlet::tracker::ProgressState::Replicate => 1,
-                        raftlet::tracker::ProgressState::Snapshot => 2,
+                        raftlet_core::tracker::ProgressState::Probe => 0,
+                        raftlet_core::tracker::ProgressState::Replicate => 1,
+                        raftlet_core::tracker::ProgressState::Snapshot => 2,
                     },
                     is_learner: pr.is_learner,
                     recent_active: pr.recent_active,

@@ -2,8 +2,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use raftlet::pb::{Encode, Entry, Message};
-use raftlet::Ready;
+use raftlet_core::pb::{Encode, Entry, Message};
+use raftlet_core::Ready;
 
 use crate::raftlet_bytes;
 use crate::result::{fail, raftlet_result, raftlet_result::*};

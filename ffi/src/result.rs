@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};
 
-use raftlet::{Error, StorageError};
+use raftlet_core::{Error, StorageError};
 
 /// The outcome of a call. Numbers are fixed forever: codes are only ever
 /// added, never renumbered or reused.
@@ -102,7 +102,7 @@ pub(crate) fn from_error(e: &Error) -> raftlet_result {
 }
 
 /// Turns a core result into a code.
-pub(crate) fn code<T>(r: &raftlet::Result<T>) -> raftlet_result {
+pub(crate) fn code<T>(r: &raftlet_core::Result<T>) -> raftlet_result {
     match r {
         Ok(_) => RAFTLET_OK,
         Err(e) => from_error(e),

@@ -1,7 +1,7 @@
 //! `raftlet_storage`: the in-memory storage shared by a node and its host.
 
-use raftlet::pb::{ConfState, Decode, Entry, HardState, Snapshot};
-use raftlet::MemoryStorage;
+use raftlet_core::pb::{ConfState, Decode, Entry, HardState, Snapshot};
+use raftlet_core::MemoryStorage;
 
 use crate::ready::raftlet_ready;
 use crate::result::{fail, from_error, raftlet_result, raftlet_result::*};
@@ -257,7 +257,7 @@ pub unsafe extern "C" fn raftlet_storage_bounds(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage, first_out, last_out);
-        use raftlet::Storage as _;
+        use raftlet_core::Storage as _;
         let s = &st(storage).inner;
         let (f, l) = match (s.first_index(), s.last_index()) {
             (Ok(f), Ok(l)) => (f, l),
