@@ -1,4 +1,4 @@
-//! `raftlet_config`: the parameters of a node (see raftlet_core::Config).
+//! `raftlet_config`: the parameters of a node (see raftlet::Config).
 
 use raftlet_core::{Config, ReadOnlyOption};
 
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn raftlet_config_free(config: *mut raftlet_config) {
     }));
 }
 
-/// Checks the configuration (raftlet_core::Config::validate). Returns RAFTLET_OK,
+/// Checks the configuration (raftlet::Config::validate). Returns RAFTLET_OK,
 /// RAFTLET_ERR_CONFIG_INVALID (the last error message names the field) or
 /// RAFTLET_ERR_NULL_ARG.
 #[no_mangle]
