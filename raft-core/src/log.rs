@@ -222,15 +222,23 @@ impl<S: Storage> RaftLog<S> {
     /// # Panics
     /// If the storage fails to return entries that must be there.
     // Ported from etcd-io/raft log.go (nextCommittedEnts).
+    #[cfg(test)]
     pub fn next_committed_ents(&self, allow_unstable: bool) -> Vec<Entry> {
+        let mut out = Vec::new();
+        self.next_committed_ents_into(allow_unstable, &mut out);
+        out
+    }
+
+    /// Like [`RaftLog::next_committed_ents`], appending to `out`.
+    pub fn next_committed_ents_into(&self, allow_unstable: bool, out: &mut Vec<Entry>) {
         if self.applying_ents_paused || self.has_next_or_in_progress_snapshot() {
             // Out of budget, or a snapshot goes first.
-            return Vec::new();
+            return;
         }
         let lo = self.applying + 1;
         let hi = self.max_appliable_index(allow_unstable) + 1;
         if lo >= hi {
-            return Vec::new();
+            return;
         }
         let max_size = self
             .max_applying_ents_size
@@ -242,9 +250,8 @@ impl<S: Storage> RaftLog<S> {
                     self.max_applying_ents_size, self.applying_ents_size
                 )
             });
-        match self.slice(lo, hi, max_size) {
-            Ok(ents) => ents,
-            Err(e) => panic!("unexpected error when getting unapplied entries [{lo}, {hi}): {e}"),
+        if let Err(e) = self.slice_into(lo, hi, max_size, out) {
+            panic!("unexpected error when getting unapplied entries [{lo}, {hi}): {e}");
         }
     }
 
@@ -545,44 +552,54 @@ impl<S: Storage> RaftLog<S> {
     /// If `lo > hi` or `hi` is past the end of the log: a bug in the caller.
     // Ported from etcd-io/raft log.go (slice).
     pub fn slice(&self, lo: u64, hi: u64, max_size: u64) -> Result<Vec<Entry>> {
+        let mut out = Vec::new();
+        self.slice_into(lo, hi, max_size, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`RaftLog::slice`], appending to `out` (so callers can reuse
+    /// a buffer). On error `out` may hold a prefix of the range.
+    pub fn slice_into(&self, lo: u64, hi: u64, max_size: u64, out: &mut Vec<Entry>) -> Result<()> {
         self.must_check_out_of_bounds(lo, hi)?;
         if lo == hi {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let offset = self.unstable.offset;
         if lo >= offset {
             let ents = self.unstable.slice(lo, hi);
-            return Ok(ents[..size_limited_len(ents, max_size)].to_vec());
+            out.extend_from_slice(&ents[..size_limited_len(ents, max_size)]);
+            return Ok(());
         }
 
         let cut = hi.min(offset);
-        let mut ents = self.store.entries(lo, cut, max_size)?;
+        let start = out.len();
+        self.store.entries_into(lo, cut, max_size, out)?;
         if hi <= offset {
-            return Ok(ents);
+            return Ok(());
         }
         // Fewer entries than asked: the size limit was reached.
-        if (ents.len() as u64) < cut - lo {
-            return Ok(ents);
+        if ((out.len() - start) as u64) < cut - lo {
+            return Ok(());
         }
         let unstable = self.unstable.slice(offset, hi);
         if max_size == NO_LIMIT {
-            ents.extend_from_slice(unstable);
-            return Ok(ents);
+            out.extend_from_slice(unstable);
+            return Ok(());
         }
         // Measure what storage returned, then fit as much of the unstable
         // part as the rest of the budget allows.
-        let size = ents_size(&ents);
+        let size = ents_size(&out[start..]);
         if size >= max_size {
-            return Ok(ents);
+            return Ok(());
         }
         let n = size_limited_len(unstable, max_size - size);
         // size_limited_len keeps one entry even if it does not fit; here
         // the stable part already satisfies "at least one", so drop it.
         if n == 1 && size + entry_size(&unstable[0]) > max_size {
-            return Ok(ents);
+            return Ok(());
         }
-        ents.extend_from_slice(&unstable[..n]);
-        Ok(ents)
+        out.extend_from_slice(&unstable[..n]);
+        Ok(())
     }
 
     /// Checks `first_index <= lo <= hi <= last_index + 1`.

@@ -113,6 +113,10 @@ pub struct RawNode<S: Storage> {
     /// Batches of committed entries handed out and not yet applied:
     /// (last index, encoded size), oldest first.
     applying: VecDeque<(u64, u64)>,
+    /// Emptied entry vectors of advanced Readies, reused by the next ones.
+    spare_entries: Vec<Vec<Entry>>,
+    /// Emptied message vectors of advanced Readies, reused by the next ones.
+    spare_messages: Vec<Vec<Message>>,
 }
 
 impl<S: Storage> RawNode<S> {
@@ -123,7 +127,8 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::ConfigInvalid`] for an invalid `config`, storage errors, and
     /// [`Error::InvalidState`] when the storage is inconsistent.
     pub fn new(config: &Config, store: S) -> Result<RawNode<S>> {
-        let raft = Raft::new(config, store)?;
+        let mut raft = Raft::new(config, store)?;
+        raft.coalesce_appends = true;
         let prev_soft_state = raft.soft_state();
         let prev_hard_state = raft.hard_state();
         Ok(RawNode {
@@ -133,6 +138,8 @@ impl<S: Storage> RawNode<S> {
             last_number: 0,
             records: VecDeque::new(),
             applying: VecDeque::new(),
+            spare_entries: Vec::new(),
+            spare_messages: Vec::new(),
         })
     }
 
@@ -216,12 +223,10 @@ impl<S: Storage> RawNode<S> {
     /// disabled, a leader transfer is under way or the uncommitted budget
     /// is exhausted.
     pub fn propose(&mut self, data: impl Into<Bytes>) -> Result<()> {
-        let mut m = Message::new(MessageType::MsgProp, self.raft.id, INVALID_ID);
-        m.entries.push(Entry {
+        self.raft.propose_entry(Entry {
             data: Some(data.into()),
             ..Entry::default()
-        });
-        self.raft.step(m)
+        })
     }
 
     /// Proposes several entries in one message (one append on the leader).
@@ -358,6 +363,7 @@ impl<S: Storage> RawNode<S> {
             return true;
         }
         r.raft_log.has_next_unstable_snapshot()
+            || r.appends_deferred
             || !r.msgs.is_empty()
             || !r.msgs_after_append.is_empty()
             || r.raft_log.has_next_unstable_ents()
@@ -368,11 +374,15 @@ impl<S: Storage> RawNode<S> {
     /// Takes the next batch of work. Every Ready must be passed back to
     /// [`RawNode::advance`] (or [`RawNode::advance_append`]) once handled.
     pub fn ready(&mut self) -> Ready {
+        self.raft.flush_deferred_appends();
         let r = &mut self.raft;
         self.last_number += 1;
         let number = self.last_number;
-        let entries = r.raft_log.next_unstable_ents().to_vec();
-        let committed_entries = r.raft_log.next_committed_ents(true);
+        let mut entries = self.spare_entries.pop().unwrap_or_default();
+        entries.extend_from_slice(r.raft_log.next_unstable_ents());
+        let mut committed_entries = self.spare_entries.pop().unwrap_or_default();
+        r.raft_log
+            .next_committed_ents_into(true, &mut committed_entries);
         let snapshot = r.raft_log.next_unstable_snapshot().cloned();
         let ss = r.soft_state();
         let soft_state = (ss != self.prev_soft_state).then_some(ss);
@@ -381,9 +391,10 @@ impl<S: Storage> RawNode<S> {
         let must_sync = !entries.is_empty()
             || hs.vote != self.prev_hard_state.vote
             || hs.term != self.prev_hard_state.term;
-        let messages = std::mem::take(&mut r.msgs);
-        let mut persisted_messages = Vec::new();
-        let mut steps = Vec::new();
+        let spare = self.spare_messages.pop().unwrap_or_default();
+        let messages = std::mem::replace(&mut r.msgs, spare);
+        let mut persisted_messages = self.spare_messages.pop().unwrap_or_default();
+        let mut steps = self.spare_messages.pop().unwrap_or_default();
         for m in r.msgs_after_append.drain(..) {
             if m.to == r.id {
                 steps.push(m);
@@ -443,6 +454,28 @@ impl<S: Storage> RawNode<S> {
     /// not yet advanced are taken as durable too.
     pub fn advance_append(&mut self, rd: Ready) {
         self.on_persist_ready(rd.number);
+        self.recycle(rd);
+    }
+
+    /// Keeps the Ready's vectors (emptied) for the next Ready, so a steady
+    /// Ready loop does not allocate them again. Very large buffers are let
+    /// go so a burst does not pin memory.
+    fn recycle(&mut self, rd: Ready) {
+        const KEEP: usize = 4;
+        const MAX_CAPACITY: usize = 4096;
+        for mut v in [rd.entries, rd.committed_entries] {
+            if v.capacity() > 0 && v.capacity() <= MAX_CAPACITY && self.spare_entries.len() < KEEP {
+                v.clear();
+                self.spare_entries.push(v);
+            }
+        }
+        for mut v in [rd.messages, rd.persisted_messages] {
+            if v.capacity() > 0 && v.capacity() <= MAX_CAPACITY && self.spare_messages.len() < KEEP
+            {
+                v.clear();
+                self.spare_messages.push(v);
+            }
+        }
     }
 
     /// Reports that the writes of every Ready up to number `number` (see
@@ -455,11 +488,14 @@ impl<S: Storage> RawNode<S> {
             if rec.number > upto {
                 break;
             }
-            let rec = self.records.pop_front().expect("front exists");
+            let mut rec = self.records.pop_front().expect("front exists");
             // Our own append acknowledgement and vote count now that they
             // are durable.
-            for m in rec.steps {
+            for m in rec.steps.drain(..) {
                 let _ = self.raft.step(m);
+            }
+            if rec.steps.capacity() > 0 && self.spare_messages.len() < 4 {
+                self.spare_messages.push(std::mem::take(&mut rec.steps));
             }
             if let Some(index) = rec.snapshot_index {
                 self.raft.raft_log.stable_snap_to(index);

@@ -44,6 +44,17 @@ pub trait Storage {
     /// [`StorageError::Unavailable`] if part of the range is not in the log.
     fn entries(&self, low: u64, high: u64, max_size: u64) -> Result<Vec<Entry>>;
 
+    /// Like [`Storage::entries`], but appends the entries to `out` (which
+    /// lets the core reuse its buffers). The default calls
+    /// [`Storage::entries`]; implementations may avoid the extra vector.
+    ///
+    /// # Errors
+    /// As [`Storage::entries`]; `out` is left unchanged on error.
+    fn entries_into(&self, low: u64, high: u64, max_size: u64, out: &mut Vec<Entry>) -> Result<()> {
+        out.extend(self.entries(low, high, max_size)?);
+        Ok(())
+    }
+
     /// The term of the entry at `idx`, for `idx` in
     /// `[first_index() - 1, last_index()]`. The term of the entry just before
     /// the first one is kept for log matching even though the entry itself
@@ -345,6 +356,12 @@ impl MemoryStorageCore {
 
     // Ported from etcd-io/raft storage.go (Entries).
     fn entries(&self, low: u64, high: u64, max_size: u64) -> Result<Vec<Entry>> {
+        let mut out = Vec::new();
+        self.entries_into(low, high, max_size, &mut out)?;
+        Ok(out)
+    }
+
+    fn entries_into(&self, low: u64, high: u64, max_size: u64, out: &mut Vec<Entry>) -> Result<()> {
         let offset = self.offset();
         if low <= offset {
             return Err(StorageError::Compacted.into());
@@ -362,7 +379,8 @@ impl MemoryStorageCore {
         }
         let range = &self.entries[(low - offset) as usize..(high - offset) as usize];
         let n = size_limited_len(range, max_size);
-        Ok(range[..n].to_vec())
+        out.extend_from_slice(&range[..n]);
+        Ok(())
     }
 
     // Ported from etcd-io/raft storage.go (Term).
@@ -389,6 +407,10 @@ impl Storage for MemoryStorage {
 
     fn entries(&self, low: u64, high: u64, max_size: u64) -> Result<Vec<Entry>> {
         self.rl().entries(low, high, max_size)
+    }
+
+    fn entries_into(&self, low: u64, high: u64, max_size: u64, out: &mut Vec<Entry>) -> Result<()> {
+        self.rl().entries_into(low, high, max_size, out)
     }
 
     fn term(&self, idx: u64) -> Result<u64> {

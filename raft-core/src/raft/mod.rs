@@ -181,6 +181,13 @@ pub(crate) struct Raft<S: Storage> {
     /// ReadIndex requests that arrived before the leader committed an entry
     /// of its term; answered once it has.
     pub pending_read_index_messages: Vec<Message>,
+    /// Appends to every peer are due at the next flush (see
+    /// `bcast_append_deferred`).
+    pub appends_deferred: bool,
+    /// Whether proposals defer their appends to the next flush
+    /// (`RawNode` turns this on; the bare state machine sends at once, as
+    /// etcd's does, which its ported tests rely on).
+    pub coalesce_appends: bool,
     /// The sequence number of the next read round; never reset, so a late
     /// heartbeat response can never confirm a newer round.
     pub next_read_seq: u64,
@@ -234,6 +241,8 @@ impl<S: Storage> Raft<S> {
             promote_max_lag: c.promote_max_lag,
             max_learners: c.max_learners,
             pending_read_index_messages: Vec::new(),
+            appends_deferred: false,
+            coalesce_appends: false,
             next_read_seq: 1,
             max_applying_ents_size: c.committed_size_per_ready(),
             rng: SplitMix64::new(seed),
@@ -372,6 +381,7 @@ impl<S: Storage> Raft<S> {
         });
         self.pending_conf_index = 0;
         self.uncommitted_size = 0;
+        self.appends_deferred = false;
         self.read_only = ReadOnly::new(self.read_only.option);
         self.pending_read_index_messages.clear();
     }

@@ -94,12 +94,87 @@ impl<S: Storage> Raft<S> {
 
     /// Sends appends to every peer (etcd `bcastAppend`).
     pub(crate) fn bcast_append(&mut self) {
-        let ids: Vec<u64> = self.trk.progress.keys().copied().collect();
-        for id in ids {
+        self.appends_deferred = false;
+        let mut next = self.next_peer(None);
+        while let Some(id) = next {
             if id != self.id {
                 self.send_append(id);
             }
+            next = self.next_peer(Some(id));
         }
+    }
+
+    /// The peer with the smallest id above `after` (all peers in order,
+    /// without allocating).
+    pub(crate) fn next_peer(&self, after: Option<u64>) -> Option<u64> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        match after {
+            None => self.trk.progress.keys().next().copied(),
+            Some(a) => self
+                .trk
+                .progress
+                .range((Excluded(a), Unbounded))
+                .next()
+                .map(|(k, _)| *k),
+        }
+    }
+
+    /// Schedules appends to every peer for the next flush (at the latest
+    /// when the host takes a Ready). Proposals arriving between two Readies
+    /// then travel in one append per peer instead of one each; what is
+    /// sent, and when the host sees it, is otherwise the same.
+    pub(crate) fn bcast_append_deferred(&mut self) {
+        if self.coalesce_appends {
+            self.appends_deferred = true;
+        } else {
+            self.bcast_append();
+        }
+    }
+
+    /// Sends the appends scheduled by [`Raft::bcast_append_deferred`]:
+    /// one append per peer, then as many more as flow control allows for
+    /// peers being replicated to optimistically.
+    pub(crate) fn flush_deferred_appends(&mut self) {
+        if !self.appends_deferred {
+            return;
+        }
+        self.appends_deferred = false;
+        if self.state != StateRole::Leader {
+            return;
+        }
+        let mut next = self.next_peer(None);
+        while let Some(id) = next {
+            if id != self.id {
+                self.send_append(id);
+                if self
+                    .trk
+                    .get(id)
+                    .is_some_and(|pr| pr.state == ProgressState::Replicate)
+                {
+                    while self.maybe_send_append(id, false) {}
+                }
+            }
+            next = self.next_peer(Some(id));
+        }
+    }
+
+    /// Proposes one normal entry from the local host. On the leader the
+    /// entry is appended directly (no message, no vector); elsewhere it
+    /// takes the ordinary MsgProp path (forwarding or refusal).
+    pub(crate) fn propose_entry(&mut self, mut e: Entry) -> Result<()> {
+        if self.state != StateRole::Leader || e.entry_type != EntryType::EntryNormal {
+            let mut m = Message::new(MessageType::MsgProp, self.id, INVALID_ID);
+            m.entries.push(e);
+            return self.step(m);
+        }
+        if self.trk.get(self.id).is_none() || self.lead_transferee != INVALID_ID {
+            return Err(Error::ProposalDropped);
+        }
+        if !self.append_entries(std::slice::from_mut(&mut e)) {
+            return Err(Error::ProposalDropped);
+        }
+        self.bcast_append_deferred();
+        Ok(())
     }
 
     /// Sends heartbeats to every peer, carrying the latest pending read's context.
@@ -109,11 +184,12 @@ impl<S: Storage> Raft<S> {
     }
 
     pub(crate) fn bcast_heartbeat_with_ctx(&mut self, ctx: Option<Bytes>) {
-        let ids: Vec<u64> = self.trk.progress.keys().copied().collect();
-        for id in ids {
+        let mut next = self.next_peer(None);
+        while let Some(id) = next {
             if id != self.id {
                 self.send_heartbeat(id, ctx.clone());
             }
+            next = self.next_peer(Some(id));
         }
     }
 
@@ -148,15 +224,21 @@ impl<S: Storage> Raft<S> {
     /// (etcd `appendEntry`). Returns false when the uncommitted-size budget
     /// refuses them.
     pub(crate) fn append_entry(&mut self, mut es: Vec<Entry>) -> bool {
+        self.append_entries(&mut es)
+    }
+
+    /// [`Raft::append_entry`] over a slice, so a single proposal needs no
+    /// vector.
+    pub(crate) fn append_entries(&mut self, es: &mut [Entry]) -> bool {
         let li = self.raft_log.last_index();
         for (i, e) in es.iter_mut().enumerate() {
             e.term = self.term;
             e.index = li + 1 + i as u64;
         }
-        if !self.increase_uncommitted_size(&es) {
+        if !self.increase_uncommitted_size(es) {
             return false;
         }
-        let li = self.raft_log.append(&es);
+        let li = self.raft_log.append(es);
         // The leader's own acknowledgement counts only once the entries are
         // durable: it is stepped back in after the host persisted them.
         let mut m = Message::new(MessageType::MsgAppResp, INVALID_ID, self.id);
@@ -262,11 +344,11 @@ impl<S: Storage> Raft<S> {
                         None => self.pending_conf_index = last + i as u64 + 1,
                     }
                 }
-                if !self.append_entry(std::mem::take(&mut m.entries)) {
+                if !self.append_entries(&mut m.entries) {
                     self.pending_conf_index = prev_pending_conf_index;
                     return Err(Error::ProposalDropped);
                 }
-                self.bcast_append();
+                self.bcast_append_deferred();
                 return Ok(());
             }
             MessageType::MsgReadIndex => {

@@ -75,6 +75,7 @@ impl Raft<MemoryStorage> {
     /// `readMessages`): self-addressed acknowledgements are stepped at once,
     /// as if every write were durable immediately.
     pub(crate) fn read_messages(&mut self) -> Vec<Message> {
+        self.flush_deferred_appends();
         self.advance_messages_after_append();
         std::mem::take(&mut self.msgs)
     }
