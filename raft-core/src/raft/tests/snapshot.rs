@@ -424,10 +424,7 @@ fn test_slow_node_restore() {
     nt.send(vec![prop(1, 1, b"")]);
     // Commits once more.
     nt.send(vec![prop(1, 1, b"")]);
-    assert_eq!(
-        nt.peer(3).raft_log.committed,
-        nt.peer(1).raft_log.committed
-    );
+    assert_eq!(nt.peer(3).raft_log.committed, nt.peer(1).raft_log.committed);
     assert!(nt.peer(3).raft_log.committed > applied);
 }
 
@@ -629,8 +626,7 @@ fn test_peer_in_snapshot_state_gets_no_msg_app() {
         to_2.extend(r.read_messages().into_iter().filter(|m| m.to == 2));
     }
     assert!(
-        to_2.iter()
-            .all(|m| m.msg_type == MessageType::MsgHeartbeat),
+        to_2.iter().all(|m| m.msg_type == MessageType::MsgHeartbeat),
         "{to_2:?}"
     );
     assert!(!to_2.is_empty(), "heartbeats still flow");
