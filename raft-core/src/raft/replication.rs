@@ -552,9 +552,9 @@ impl<S: Storage> Raft<S> {
             entries: m.entries,
         };
         if !contiguous(a.prev, &a.entries) {
-            // A malformed append (entries not contiguous after prev, or
-            // terms going backwards) can only come from a buggy or hostile
-            // peer: never let it near the log.
+            // A malformed append (entries not contiguous after prev) can
+            // only come from a buggy or hostile peer: never let it near the
+            // log.
             return;
         }
         if let Some(last_new) = self.raft_log.maybe_append(a, commit) {
@@ -632,14 +632,16 @@ impl<S: Storage> Raft<S> {
     }
 }
 
-/// Whether `ents` follow `prev` index by index with non-decreasing terms.
+/// Whether `ents` follow `prev` index by index. (Terms are not checked:
+/// a log whose terms go backwards is impossible from a correct leader but
+/// cannot corrupt the log's structure, and etcd accepts it.)
 fn contiguous(prev: EntryId, ents: &[Entry]) -> bool {
-    let mut p = prev;
+    let mut p = prev.index;
     for e in ents {
-        if p.index.checked_add(1) != Some(e.index) || e.term < p.term {
+        if p.checked_add(1) != Some(e.index) {
             return false;
         }
-        p = EntryId::from_entry(e);
+        p = e.index;
     }
     true
 }
@@ -649,13 +651,17 @@ mod tests {
     use super::*;
     use crate::raft::tests::{ent, new_test_raft, new_test_storage};
 
-    /// A follower drops an append whose entries skip an index or go back
-    /// in term instead of corrupting its log.
+    /// A follower drops an append whose entries skip or repeat an index
+    /// instead of corrupting its log.
     #[test]
     fn malformed_append_is_dropped() {
         let mut r = new_test_raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
         r.become_follower(2, 2);
-        for entries in [vec![ent(2, 1), ent(2, 3)], vec![ent(2, 1), ent(1, 2)]] {
+        for entries in [
+            vec![ent(2, 1), ent(2, 3)],
+            vec![ent(2, 2)],
+            vec![ent(2, 1), ent(2, 1)],
+        ] {
             let mut m = Message::new(MessageType::MsgApp, 2, 1);
             m.term = 2;
             m.entries = entries;

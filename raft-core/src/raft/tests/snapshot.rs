@@ -709,6 +709,9 @@ fn test_report_unreachable_replicate_to_probe() {
     rn.step(ack).unwrap();
     rn.raft_mut().step(local_prop(1, b"a")).unwrap();
     rn.raft_mut().step(local_prop(1, b"b")).unwrap();
+    // raftlet: a RawNode coalesces the two proposals' appends until the
+    // next flush; send them one by one as etcd would.
+    rn.raft_mut().flush_deferred_appends();
     {
         let pr = rn.raft().trk.get(2).unwrap();
         assert_eq!(pr.state, ProgressState::Replicate);
