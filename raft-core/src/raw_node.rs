@@ -90,7 +90,12 @@ impl Ready {
 #[derive(Debug)]
 struct ReadyRecord {
     number: u64,
-    /// The last entry handed out for appending.
+    /// The node's term when the Ready was handed out.
+    term: u64,
+    /// The last entry of the log when the Ready was handed out, if the
+    /// unstable log held entries: once this Ready (and every earlier one) is
+    /// durable, the log is stable up to there, unless the term changed
+    /// meanwhile (see [`RawNode::on_persist_ready`]).
     stable: Option<EntryId>,
     /// The index of the snapshot handed out.
     snapshot_index: Option<u64>,
@@ -403,6 +408,10 @@ impl<S: Storage> RawNode<S> {
             }
         }
         let read_states = std::mem::take(&mut r.read_states);
+        // As etcd (newStorageAppendRespMsg): attest the whole unstable log,
+        // not just this Ready's entries, so that a Ready without entries
+        // can still release entries whose own report was ignored below.
+        let stable = (!r.raft_log.unstable.entries.is_empty()).then(|| r.raft_log.last_entry_id());
 
         // Accept the Ready: what it hands out is not handed out again.
         self.prev_soft_state = ss;
@@ -418,7 +427,8 @@ impl<S: Storage> RawNode<S> {
         }
         self.records.push_back(ReadyRecord {
             number,
-            stable: entries.last().map(EntryId::from_entry),
+            term: r.term,
+            stable,
             snapshot_index: snapshot.as_ref().map(|s| s.metadata.index),
             steps,
         });
@@ -512,7 +522,14 @@ impl<S: Storage> RawNode<S> {
                 }
                 self.raft.applied_to(index, size);
             }
-            if let Some(id) = rec.stable {
+            // A write handed out in an earlier term may have been
+            // overtaken: a newer leader replaced entries it carried, and a
+            // later Ready (still being written) may replace them again,
+            // possibly with an entry of the same index and term as before
+            // (A-B-A). Its report then proves nothing about what storage
+            // will hold, so it is ignored (etcd drops a MsgStorageAppendResp
+            // of an older term). Within a term no entry is replaced.
+            if let Some(id) = rec.stable.filter(|_| rec.term == self.raft.term) {
                 self.raft.raft_log.stable_to(id);
             }
         }

@@ -890,3 +890,189 @@ impl Drop for Cluster {
         }
     }
 }
+
+// ----------------------------------------------------------------------
+// Fine-grained driving, for ports of etcd's interaction scripts
+// (testdata/*.txt), which step only some nodes at a time, deliver or drop
+// only some of the queued messages, and hand messages around by hand.
+// These additions do not change the behaviour of anything above.
+// ----------------------------------------------------------------------
+
+impl Cluster {
+    /// A cluster without nodes; add them with
+    /// [`Cluster::add_node_with_snapshot`] or [`Cluster::add_node`].
+    pub fn new_empty(tweak: impl Fn(&mut Config) + 'static) -> Cluster {
+        let mut c = Self::build(0, 0, Box::new(tweak));
+        c.timeline.clear();
+        c.timeline.push("t=   0 empty cluster".to_string());
+        c
+    }
+
+    /// Adds node `id` whose storage starts from a snapshot at `index`
+    /// (term 1) holding the configuration `voters` (etcd's
+    /// `add-nodes 1 voters=(..) index=<index>`; nodes of one cluster may
+    /// start at different indexes).
+    pub fn add_node_with_snapshot(&mut self, id: u64, voters: &[u64], index: u64) {
+        assert!(!self.nodes.contains_key(&id), "node {id} already exists");
+        assert!(index > 0, "use add_node for an empty storage");
+        let storage = MemoryStorage::new();
+        let cs = ConfState::from_voters(voters.to_vec());
+        storage
+            .wl()
+            .apply_snapshot(Snapshot {
+                data: None,
+                metadata: SnapshotMetadata {
+                    conf_state: cs.clone(),
+                    index,
+                    term: 1,
+                },
+            })
+            .expect("initial snapshot");
+        self.insert_node(id, storage, Some(cs));
+        self.note(format!(
+            "node {id} added from a snapshot at index {index}, voters {voters:?}"
+        ));
+    }
+
+    /// The messages queued on the network (sent, not yet delivered or
+    /// dropped), in sending order.
+    pub fn queued(&self) -> Vec<Message> {
+        self.queue.iter().cloned().collect()
+    }
+
+    /// The queued messages addressed to `to`, in sending order.
+    pub fn queued_to(&self, to: u64) -> Vec<Message> {
+        self.queue.iter().filter(|m| m.to == to).cloned().collect()
+    }
+
+    /// Queues `m` as if its sender had handed it to the network (for hosts
+    /// driven by hand, or a message built by the test).
+    pub fn send(&mut self, m: Message) {
+        self.queue.push_back(m);
+    }
+
+    /// Delivers, in sending order, the queued messages that satisfy `pred`
+    /// (partitions, stopped nodes and the filter still apply); the others
+    /// stay queued in their order. Nothing else runs: no Ready is handled.
+    /// Returns the number of messages taken off the queue.
+    pub fn deliver_where(&mut self, mut pred: impl FnMut(&Message) -> bool) -> usize {
+        let (take, keep): (VecDeque<Message>, VecDeque<Message>) = std::mem::take(&mut self.queue)
+            .into_iter()
+            .partition(|m| pred(m));
+        self.queue = keep;
+        let n = take.len();
+        for m in take {
+            self.deliver(m);
+        }
+        n
+    }
+
+    /// Delivers the queued messages to each of `ids` in turn (all those to
+    /// the first id, then to the second, ...), as etcd's `deliver-msgs`.
+    /// Returns the number delivered.
+    pub fn deliver_to(&mut self, ids: &[u64]) -> usize {
+        ids.iter()
+            .map(|&id| self.deliver_where(|m| m.to == id))
+            .sum()
+    }
+
+    /// Drops the queued messages that satisfy `pred` (recorded in the wire
+    /// log as dropped) and returns them.
+    pub fn drop_where(&mut self, mut pred: impl FnMut(&Message) -> bool) -> Vec<Message> {
+        let (take, keep): (VecDeque<Message>, VecDeque<Message>) = std::mem::take(&mut self.queue)
+            .into_iter()
+            .partition(|m| pred(m));
+        self.queue = keep;
+        let clock = self.clock;
+        for m in &take {
+            self.wire.push(WireRecord {
+                clock,
+                msg: m.clone(),
+                delivered: false,
+            });
+        }
+        take.into_iter().collect()
+    }
+
+    /// Drops the queued messages addressed to any of `ids` and returns them
+    /// (etcd's `deliver-msgs drop=(..)`).
+    pub fn drop_to(&mut self, ids: &[u64]) -> Vec<Message> {
+        self.drop_where(|m| ids.contains(&m.to))
+    }
+
+    /// Like [`Cluster::stabilize`] restricted to `ids` (etcd's
+    /// `stabilize <ids>`): repeatedly handles the Readies of `ids` and
+    /// delivers the queued messages addressed to them, until neither has
+    /// anything left. Messages to other nodes stay queued.
+    pub fn stabilize_only(&mut self, ids: &[u64]) {
+        for _ in 0..MAX_ROUNDS {
+            let mut busy = false;
+            for &id in ids {
+                busy |= self.handle_ready(id);
+            }
+            busy |= self.deliver_to(ids) > 0;
+            if !busy {
+                return;
+            }
+        }
+        panic!("nodes {ids:?} did not stabilize after {MAX_ROUNDS} rounds");
+    }
+
+    /// Ticks node `id` once without stabilizing (its Ready, if any, waits
+    /// for [`Cluster::handle_ready`] or a stabilize call).
+    pub fn tick_only(&mut self, id: u64) {
+        assert!(self.node(id).running, "node {id} is stopped");
+        self.clock += 1;
+        self.raw_tick(id);
+    }
+
+    /// Records any change of role, term or leader of `id` in the timeline
+    /// (call it after driving `node_mut(id).rn` directly).
+    pub fn observe_node(&mut self, id: u64) {
+        self.observe(id);
+    }
+
+    /// Compacts `id`'s log so that `first_index` becomes its first index
+    /// (etcd's `compact <id> <first_index>`, whose storage always hands out
+    /// a snapshot of the latest applied state): first takes a snapshot at
+    /// the applied index if the storage holds none that recent, then drops
+    /// the entries before `first_index`. `first_index - 1` must not exceed
+    /// the applied index.
+    pub fn compact_to(&mut self, id: u64, first_index: u64) {
+        let n = self.nodes.get_mut(&id).expect("node");
+        let idx = n.applied_index;
+        assert!(
+            first_index >= 1 && first_index - 1 <= idx,
+            "node {id}: cannot compact to first index {first_index} past applied {idx}"
+        );
+        let data = encode_state(&n.applied_data);
+        let cs = n.conf_state.clone();
+        let mut s = n.storage.wl();
+        if s.snapshot_ref().metadata.index < idx {
+            s.create_snapshot(idx, cs, Some(data))
+                .unwrap_or_else(|e| panic!("node {id}: create_snapshot at {idx}: {e}"));
+        }
+        s.compact(first_index - 1)
+            .unwrap_or_else(|e| panic!("node {id}: compact at {}: {e}", first_index - 1));
+        drop(s);
+        self.note(format!(
+            "s{id} snapshotted at {idx}, log compacted to first index {first_index}"
+        ));
+    }
+
+    /// Makes `id`'s storage hold a snapshot of its state machine at its
+    /// applied index, without compacting (etcd's interaction env always
+    /// hands out the latest applied state as the snapshot). No-op when the
+    /// storage's snapshot is already that recent.
+    pub fn snapshot_applied(&mut self, id: u64) {
+        let n = self.nodes.get_mut(&id).expect("node");
+        let idx = n.applied_index;
+        let data = encode_state(&n.applied_data);
+        let cs = n.conf_state.clone();
+        let mut s = n.storage.wl();
+        if s.snapshot_ref().metadata.index < idx {
+            s.create_snapshot(idx, cs, Some(data))
+                .unwrap_or_else(|e| panic!("node {id}: create_snapshot at {idx}: {e}"));
+        }
+    }
+}
