@@ -150,3 +150,7 @@ setter!(
 setter!(
     /// Sets the seed of the election-timeout RNG (0 = derived from the id).
     raftlet_config_set_seed, seed, u64, same);
+setter!(
+    /// Coalesces the appends of proposals made between two readies into one
+    /// message per peer (default on); off sends one per proposal, as etcd.
+    raftlet_config_set_coalesce_appends, coalesce_appends, bool, same);

@@ -65,6 +65,11 @@ pub struct Config {
     pub max_learners: usize,
     /// The seed of the election-timeout RNG; 0 derives one from `id`.
     pub seed: u64,
+    /// Whether the leader coalesces the appends of proposals made between
+    /// two Readies into one message per peer (default on). Off, every
+    /// proposal sends its own append at once, as etcd raft does; the
+    /// replicated log and commit behaviour are the same either way.
+    pub coalesce_appends: bool,
 }
 
 impl Default for Config {
@@ -88,6 +93,7 @@ impl Default for Config {
             promote_max_lag: 1000,
             max_learners: 1,
             seed: 0,
+            coalesce_appends: true,
         }
     }
 }

@@ -133,7 +133,7 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::InvalidState`] when the storage is inconsistent.
     pub fn new(config: &Config, store: S) -> Result<RawNode<S>> {
         let mut raft = Raft::new(config, store)?;
-        raft.coalesce_appends = true;
+        raft.coalesce_appends = config.coalesce_appends;
         let prev_soft_state = raft.soft_state();
         let prev_hard_state = raft.hard_state();
         Ok(RawNode {

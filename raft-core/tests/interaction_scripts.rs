@@ -23,8 +23,11 @@ use raftlet::{Config, Ready, StateRole};
 
 /// etcd's interaction-environment config (`raftConfigStub`): election
 /// timeout 3, heartbeat 1, no message size limit, an in-flight window
-/// large enough never to fill, pre-vote and check-quorum off.
+/// large enough never to fill, pre-vote and check-quorum off, and one
+/// append per proposal (etcd does not coalesce appends; these scripts count
+/// the messages and inflight slots that produces).
 fn etcd_env(c: &mut Config) {
+    c.coalesce_appends = false;
     c.election_tick = 3;
     c.heartbeat_tick = 1;
     c.max_size_per_msg = u64::MAX;
