@@ -161,6 +161,11 @@ fn b1(total: u64, batch: u64, size: usize, one_message: bool) -> (f64, f64, f64)
 }
 
 fn main() {
+    if let Ok(n) = std::env::var("RAFTLET_BENCH_B3_ONLY") {
+        let (ns, allocs) = b3(n.parse().unwrap_or(20_000));
+        println!("B3 single voter      : {ns:8.0} ns/op, {allocs:.2} allocations/op");
+        return;
+    }
     println!("raftlet-only benchmarks (release build); peers are compared by the benchmark issue's harness");
     let (ns, allocs) = b3(200_000);
     println!("B3 single voter      : {ns:8.0} ns/op, {allocs:.2} allocations/op");
