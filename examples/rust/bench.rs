@@ -16,20 +16,25 @@ use raftlet::{Config, MemoryStorage, RawNode};
 struct Counting;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static LIVE_BYTES: AtomicU64 = AtomicU64::new(0);
 
 // SAFETY: forwards to the system allocator; only counts calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        LIVE_BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as u64, Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        LIVE_BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        LIVE_BYTES.fetch_sub(layout.size() as u64, Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -160,7 +165,42 @@ fn b1(total: u64, batch: u64, size: usize, one_message: bool) -> (f64, f64, f64)
     (n as f64 / secs, allocs, msgs_sent as f64 / n as f64)
 }
 
+/// B4: `groups` idle follower groups (3 voters, this node a follower that
+/// heard from its leader): heap bytes per group and ns per group for one
+/// tick sweep.
+fn b4(groups: usize) -> (f64, f64) {
+    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let mut nodes: Vec<RawNode<MemoryStorage>> = Vec::with_capacity(groups);
+    for _ in 0..groups {
+        let s = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+        let mut n = RawNode::new(&Config::new(2), s).expect("node");
+        let mut hb = Message::new(raftlet::pb::MessageType::MsgHeartbeat, 1, 2);
+        hb.term = 1;
+        n.step(hb).expect("heartbeat");
+        let rd = n.ready();
+        n.advance(rd);
+        nodes.push(n);
+    }
+    let vec_bytes = (groups * std::mem::size_of::<RawNode<MemoryStorage>>()) as u64;
+    let per_group = (LIVE_BYTES.load(Ordering::Relaxed) - before) as f64 / groups as f64;
+    let _ = vec_bytes;
+    let sweeps = 5;
+    let t = Instant::now();
+    for _ in 0..sweeps {
+        for n in nodes.iter_mut() {
+            n.tick();
+        }
+    }
+    let ns = t.elapsed().as_nanos() as f64 / (sweeps * groups) as f64;
+    (per_group, ns)
+}
+
 fn main() {
+    if std::env::var("RAFTLET_BENCH_B4_ONLY").is_ok() {
+        let (bytes, ns) = b4(10_000);
+        println!("B4 10k idle groups   : {bytes:8.0} heap bytes/group, {ns:.1} ns/group/tick sweep");
+        return;
+    }
     if let Ok(n) = std::env::var("RAFTLET_BENCH_B3_ONLY") {
         let (ns, allocs) = b3(n.parse().unwrap_or(20_000));
         println!("B3 single voter      : {ns:8.0} ns/op, {allocs:.2} allocations/op");
@@ -169,6 +209,8 @@ fn main() {
     println!("raftlet-only benchmarks (release build); peers are compared by the benchmark issue's harness");
     let (ns, allocs) = b3(200_000);
     println!("B3 single voter      : {ns:8.0} ns/op, {allocs:.2} allocations/op");
+    let (bytes, ns) = b4(10_000);
+    println!("B4 10k idle groups   : {bytes:8.0} heap bytes/group, {ns:.1} ns/group/tick sweep");
     let (eps, allocs, mpe) = b1(200_000, 256, 128, false);
     println!(
         "B1 3 voters 128 B    : {:8.0} entries/s, {allocs:.2} allocations/entry, {mpe:.3} messages/entry",
