@@ -619,3 +619,17 @@ pub unsafe extern "C" fn raftlet_string_free(s: *mut c_char) {
         drop(unsafe { CString::from_raw(s) });
     }));
 }
+
+/// Test-only (cargo feature `testing`, never in the header): panics inside
+/// the node lock as a bug in the core would, so that tests can check that
+/// the panic comes back as RAFTLET_PANIC and poisons the node.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_testing_panic(node: *mut raftlet_node) -> raftlet_result {
+    ffi_boundary!({
+        with_node(node, |_| {
+            panic!("raftlet_testing_panic: a deliberate panic")
+        })
+    })
+}
