@@ -281,6 +281,84 @@ void raftlet_config_free(struct raftlet_config *config);
 // RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_config_validate(const struct raftlet_config *config);
 
+// Sets the election timeout in ticks (default 10).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG.
+raftlet_result raftlet_config_set_election_tick(struct raftlet_config *config, uint64_t value);
+
+// Sets the heartbeat interval in ticks (default 1).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG.
+raftlet_result raftlet_config_set_heartbeat_tick(struct raftlet_config *config, uint64_t value);
+
+// Sets the last applied index to restart from (default 0).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_applied(struct raftlet_config *config, uint64_t value);
+
+// Sets the most bytes of entries per append message (default 1 MiB).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_max_size_per_msg(struct raftlet_config *config, uint64_t value);
+
+// Sets the most bytes of committed entries per Ready (0 = max_size_per_msg).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_max_committed_size_per_ready(struct raftlet_config *config,
+                                                               uint64_t value);
+
+// Sets the uncommitted payload budget of the leader (0 = unlimited).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_max_uncommitted_entries_size(struct raftlet_config *config,
+                                                               uint64_t value);
+
+// Sets the most append messages in flight per peer (default 256).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG.
+raftlet_result raftlet_config_set_max_inflight_msgs(struct raftlet_config *config, uint64_t value);
+
+// Sets the most bytes in flight per peer (0 = unlimited).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_max_inflight_bytes(struct raftlet_config *config, uint64_t value);
+
+// Turns check-quorum on or off (default on).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_check_quorum(struct raftlet_config *config, bool value);
+
+// Turns pre-vote on or off (default on).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_pre_vote(struct raftlet_config *config, bool value);
+
+// Sets how reads are served: 0 = safe (heartbeat round), 1 = lease-based
+// (requires check-quorum). Other values give RAFTLET_ERR_INVALID_ARG.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG.
+raftlet_result raftlet_config_set_read_only_option(struct raftlet_config *config, uint32_t value);
+
+// Makes followers drop proposals instead of forwarding them (default off).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_disable_proposal_forwarding(struct raftlet_config *config,
+                                                              bool value);
+
+// Skips etcd's propose-time checks of conf changes (default off).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_disable_conf_change_validation(struct raftlet_config *config,
+                                                                 bool value);
+
+// Makes a removed or demoted leader step down (default on).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_step_down_on_removal(struct raftlet_config *config, bool value);
+
+// Sets how far (in entries) a learner may lag and still be promoted (default 1000).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_promote_max_lag(struct raftlet_config *config, uint64_t value);
+
+// Sets the most learners the configuration may hold (default 1).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG.
+raftlet_result raftlet_config_set_max_learners(struct raftlet_config *config, uint64_t value);
+
+// Sets the seed of the election-timeout RNG (0 = derived from the id).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_seed(struct raftlet_config *config, uint64_t value);
+
+// Coalesces the appends of proposals made between two readies into one
+// message per peer (default on); off sends one append per proposal, as
+// etcd raft does. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_coalesce_appends(struct raftlet_config *config, bool value);
+
 // Installs a process-wide log callback receiving records at `min_level`
 // (0 debug .. 3 error) and above; `user_data` is passed back unchanged.
 // A NULL `callback` removes the current one. Replacing or removing a

@@ -198,7 +198,9 @@ fn b4(groups: usize) -> (f64, f64) {
 fn main() {
     if std::env::var("RAFTLET_BENCH_B4_ONLY").is_ok() {
         let (bytes, ns) = b4(10_000);
-        println!("B4 10k idle groups   : {bytes:8.0} heap bytes/group, {ns:.1} ns/group/tick sweep");
+        println!(
+            "B4 10k idle groups   : {bytes:8.0} heap bytes/group, {ns:.1} ns/group/tick sweep"
+        );
         return;
     }
     if let Ok(n) = std::env::var("RAFTLET_BENCH_B3_ONLY") {

@@ -15,6 +15,10 @@
 )]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+// The core crate, under the name the modules use (its Cargo key is
+// `raftlet_core` because this crate's own lib is also called `raftlet`).
+extern crate raftlet_core as raftlet;
+
 #[macro_use]
 mod boundary;
 mod config;

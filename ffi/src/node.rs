@@ -192,6 +192,7 @@ pub unsafe extern "C" fn raftlet_node_propose_conf_change(
     v2: bool,
 ) -> raftlet_result {
     ffi_boundary!({
+        check_null!(node);
         let buf = c_slice!(cc, cc_len, "cc");
         let cc = match decode_cc(buf, v2) {
             Ok(c) => c,
@@ -220,6 +221,7 @@ pub unsafe extern "C" fn raftlet_node_apply_conf_change(
     conf_state_len_out: *mut usize,
 ) -> raftlet_result {
     ffi_boundary!({
+        check_null!(node);
         let buf = c_slice!(cc, cc_len, "cc");
         let cc = match decode_cc(buf, v2) {
             Ok(c) => c,
@@ -262,6 +264,7 @@ pub unsafe extern "C" fn raftlet_node_step(
     msg_len: usize,
 ) -> raftlet_result {
     ffi_boundary!({
+        check_null!(node);
         let buf = c_slice!(msg, msg_len, "msg");
         let m = match Message::decode(buf) {
             Ok(m) => m,
@@ -380,6 +383,10 @@ fn check_ready(
     node: *const raftlet_node,
     ready: *const raftlet_ready,
 ) -> Result<&'static raftlet_ready, raftlet_result> {
+    // NULL first: a NULL node must not be reported as "another node".
+    if node.is_null() {
+        return Err(fail(RAFTLET_ERR_NULL_ARG, "argument `node` is NULL"));
+    }
     if ready.is_null() {
         return Err(fail(RAFTLET_ERR_NULL_ARG, "argument `ready` is NULL"));
     }
@@ -611,4 +618,18 @@ pub unsafe extern "C" fn raftlet_string_free(s: *mut c_char) {
         // SAFETY: from CString::into_raw in this library, freed once.
         drop(unsafe { CString::from_raw(s) });
     }));
+}
+
+/// Test-only (cargo feature `testing`, never in the header): panics inside
+/// the node lock as a bug in the core would, so that tests can check that
+/// the panic comes back as RAFTLET_PANIC and poisons the node.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_testing_panic(node: *mut raftlet_node) -> raftlet_result {
+    ffi_boundary!({
+        with_node(node, |_| {
+            panic!("raftlet_testing_panic: a deliberate panic")
+        })
+    })
 }

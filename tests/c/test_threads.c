@@ -1,0 +1,268 @@
+/*
+ * Two threads drive one raftlet node at once, as the header allows ("Node
+ * and storage handles may be used from any thread: a lock inside
+ * serialises calls"):
+ *
+ *  - the driver thread runs the Ready loop of a 3-node cluster: it takes
+ *    and advances node 1's readies, persists them, steps the messages of
+ *    nodes 2 and 3 into node 1 (and node 1's into them), and ticks;
+ *  - the client thread proposes on node 1 (the leader), asks for reads,
+ *    and reads its status, progress and JSON status.
+ *
+ * Iterations are bounded. Built by `make test-c-tsan` with
+ * -fsanitize=thread (see the Makefile for what TSan can and cannot see).
+ * Prints "N passed, N failed"; exits non-zero on any failure.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raftlet.h"
+
+static atomic_int g_passed;
+static atomic_int g_failed;
+
+#define CHECK(cond)                                                                        \
+    do {                                                                                   \
+        if (cond) {                                                                        \
+            atomic_fetch_add(&g_passed, 1);                                                \
+        } else {                                                                           \
+            atomic_fetch_add(&g_failed, 1);                                                \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);      \
+        }                                                                                  \
+    } while (0)
+
+/* A call that must succeed; counts a failure only. */
+#define MUST(call)                                                                         \
+    do {                                                                                   \
+        raftlet_result rc_ = (call);                                                       \
+        if (rc_ != RAFTLET_OK) {                                                           \
+            atomic_fetch_add(&g_failed, 1);                                                \
+            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,      \
+                    raftlet_result_str(rc_), raftlet_last_error_message());                \
+        }                                                                                  \
+    } while (0)
+
+#define NODES 3
+#define MAX_MSGS 16384
+#define PROPOSALS 400
+#define DRIVER_MAX_ROUNDS 200000
+
+typedef struct {
+    raftlet_node *node;
+    raftlet_storage *storage;
+    size_t applied_normal; /* written by the driver only */
+} host;
+
+typedef struct {
+    uint64_t to;
+    uint8_t *data;
+    size_t len;
+} envelope;
+
+static host H[NODES + 1];
+/* The mailbox belongs to the driver thread. */
+static envelope mbox[MAX_MSGS];
+static size_t mbox_len;
+static envelope batch[MAX_MSGS];
+
+static atomic_bool client_done;
+static atomic_int proposals_ok;
+static atomic_int proposals_dropped;
+static atomic_int reads_asked;
+static atomic_int reads_answered;
+
+static void post(const raftlet_message_view *m) {
+    if (mbox_len == MAX_MSGS) {
+        fprintf(stderr, "mailbox overflow\n");
+        exit(2);
+    }
+    envelope *e = &mbox[mbox_len++];
+    e->to = m->to;
+    e->len = m->data.len;
+    e->data = malloc(m->data.len ? m->data.len : 1);
+    if (!e->data) {
+        exit(2);
+    }
+    memcpy(e->data, m->data.ptr, m->data.len);
+}
+
+static int handle_ready(uint64_t id) {
+    host *h = &H[id];
+    bool has = false;
+    MUST(raftlet_node_has_ready(h->node, &has));
+    if (!has) {
+        return 0;
+    }
+    raftlet_ready *rd = NULL;
+    MUST(raftlet_node_ready(h->node, &rd));
+    MUST(raftlet_storage_append_ready(h->storage, rd));
+    size_t n = 0;
+    MUST(raftlet_ready_message_count(rd, &n));
+    for (size_t i = 0; i < n; i++) {
+        raftlet_message_view m;
+        MUST(raftlet_ready_message(rd, i, &m));
+        post(&m);
+    }
+    MUST(raftlet_ready_persisted_message_count(rd, &n));
+    for (size_t i = 0; i < n; i++) {
+        raftlet_message_view m;
+        MUST(raftlet_ready_persisted_message(rd, i, &m));
+        post(&m);
+    }
+    MUST(raftlet_ready_read_state_count(rd, &n));
+    if (id == 1) {
+        atomic_fetch_add(&reads_answered, (int)n);
+    }
+    MUST(raftlet_ready_committed_entry_count(rd, &n));
+    for (size_t i = 0; i < n; i++) {
+        raftlet_entry_view e;
+        MUST(raftlet_ready_committed_entry(rd, i, &e));
+        if (e.entry_type == 0 && e.data.len > 0) {
+            /* Touch the payload the client thread handed to propose. */
+            char buf[32];
+            size_t l = e.data.len < sizeof buf - 1 ? e.data.len : sizeof buf - 1;
+            memcpy(buf, e.data.ptr, l);
+            buf[l] = '\0';
+            if (strncmp(buf, "p", 1) == 0 || strncmp(buf, "warmup", 6) == 0) {
+                h->applied_normal++;
+            }
+        }
+    }
+    MUST(raftlet_node_advance(h->node, rd));
+    raftlet_ready_free(rd);
+    return 1;
+}
+
+static size_t deliver(void) {
+    size_t len = mbox_len;
+    memcpy(batch, mbox, len * sizeof *batch);
+    mbox_len = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (batch[i].to >= 1 && batch[i].to <= NODES) {
+            (void)raftlet_node_step(H[batch[i].to].node, batch[i].data, batch[i].len);
+        }
+        free(batch[i].data);
+    }
+    return len;
+}
+
+/* One round of the driver: every node's ready, then the mail. */
+static int round_once(void) {
+    int work = 0;
+    for (uint64_t id = 1; id <= NODES; id++) {
+        work |= handle_ready(id);
+    }
+    return deliver() > 0 || work;
+}
+
+static void settle(void) {
+    for (int i = 0; i < 10000 && round_once(); i++) {
+    }
+}
+
+static void *driver(void *arg) {
+    (void)arg;
+    long rounds = 0;
+    int idle_after_done = 0;
+    for (; rounds < DRIVER_MAX_ROUNDS; rounds++) {
+        int work = round_once();
+        if (rounds % 16 == 0) {
+            for (uint64_t id = 1; id <= NODES; id++) {
+                MUST(raftlet_node_tick(H[id].node));
+            }
+        }
+        if (atomic_load(&client_done)) {
+            idle_after_done = work ? 0 : idle_after_done + 1;
+            if (idle_after_done > 3) {
+                break;
+            }
+        }
+    }
+    CHECK(rounds < DRIVER_MAX_ROUNDS);
+    return NULL;
+}
+
+static void *client(void *arg) {
+    (void)arg;
+    raftlet_node *n = H[1].node;
+    for (int i = 0; i < PROPOSALS; i++) {
+        char d[16];
+        int len = snprintf(d, sizeof d, "p%d", i);
+        raftlet_result rc = raftlet_node_propose(n, (const uint8_t *)d, (size_t)len);
+        if (rc == RAFTLET_OK) {
+            atomic_fetch_add(&proposals_ok, 1);
+        } else if (rc == RAFTLET_ERR_PROPOSAL_DROPPED) {
+            atomic_fetch_add(&proposals_dropped, 1);
+        } else {
+            MUST(rc);
+        }
+        if (i % 8 == 0) {
+            if (raftlet_node_read_index(n, (const uint8_t *)d, (size_t)len) == RAFTLET_OK) {
+                atomic_fetch_add(&reads_asked, 1);
+            }
+            raftlet_status st;
+            MUST(raftlet_node_status(n, &st));
+            raftlet_progress pr[NODES];
+            size_t plen = 0;
+            MUST(raftlet_node_progress(n, pr, NODES, &plen));
+            char *json = NULL;
+            MUST(raftlet_node_status_json(n, &json));
+            raftlet_string_free(json);
+            bool has = false;
+            MUST(raftlet_node_has_ready(n, &has));
+            uint64_t first = 0, last = 0;
+            MUST(raftlet_storage_bounds(H[1].storage, &first, &last));
+        }
+    }
+    atomic_store(&client_done, true);
+    return NULL;
+}
+
+int main(void) {
+    const uint64_t voters[] = {1, 2, 3};
+    for (uint64_t id = 1; id <= NODES; id++) {
+        raftlet_config *cfg = NULL;
+        MUST(raftlet_config_new(id, &cfg));
+        MUST(raftlet_storage_new_memory(&H[id].storage));
+        MUST(raftlet_storage_set_conf_state(H[id].storage, voters, NODES, NULL, 0));
+        MUST(raftlet_node_new(cfg, H[id].storage, &H[id].node));
+        raftlet_config_free(cfg);
+    }
+    /* Single-threaded warm-up: node 1 leads and one entry commits. */
+    MUST(raftlet_node_campaign(H[1].node));
+    settle();
+    raftlet_status st;
+    MUST(raftlet_node_status(H[1].node, &st));
+    CHECK(st.role == 2);
+    MUST(raftlet_node_propose(H[1].node, (const uint8_t *)"warmup", 6));
+    settle();
+    CHECK(H[1].applied_normal == 1);
+
+    pthread_t td, tc;
+    CHECK(pthread_create(&td, NULL, driver, NULL) == 0);
+    CHECK(pthread_create(&tc, NULL, client, NULL) == 0);
+    pthread_join(tc, NULL);
+    pthread_join(td, NULL);
+    settle();
+
+    int ok = atomic_load(&proposals_ok);
+    CHECK(ok + atomic_load(&proposals_dropped) == PROPOSALS);
+    CHECK(ok == PROPOSALS); /* node 1 stayed the leader */
+    for (uint64_t id = 1; id <= NODES; id++) {
+        CHECK(H[id].applied_normal == (size_t)ok + 1);
+    }
+    CHECK(atomic_load(&reads_asked) > 0);
+    CHECK(atomic_load(&reads_answered) == atomic_load(&reads_asked));
+    MUST(raftlet_node_status(H[1].node, &st));
+    CHECK(st.role == 2 && st.applied == st.commit);
+
+    for (uint64_t id = 1; id <= NODES; id++) {
+        raftlet_node_free(H[id].node);
+        raftlet_storage_free(H[id].storage);
+    }
+    printf("%d passed, %d failed\n", atomic_load(&g_passed), atomic_load(&g_failed));
+    return atomic_load(&g_failed) == 0 ? 0 : 1;
+}
