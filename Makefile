@@ -33,6 +33,7 @@ lint: ## cargo fmt --check and clippy -D warnings
 .PHONY: test-rust
 test-rust: ## all Rust tests (unit, integration, doctests)
 	$(CARGO) test --workspace
+	$(CARGO) test -p raftlet-ffi --features testing --test panic
 
 .PHONY: doc
 doc: ## rustdoc with warnings denied
