@@ -120,7 +120,7 @@ pub struct RawNode<S: Storage> {
     applying: VecDeque<(u64, u64)>,
     /// Emptied entry vectors of advanced Readies, reused by the next ones.
     spare_entries: Vec<Vec<Entry>>,
-    /// Emptied message vectors of advanced Readies, reused by the next ones.
+    /// Emptied vectors of self-addressed messages, reused by the next Readies.
     spare_messages: Vec<Vec<Message>>,
 }
 
@@ -396,9 +396,10 @@ impl<S: Storage> RawNode<S> {
         let must_sync = !entries.is_empty()
             || hs.vote != self.prev_hard_state.vote
             || hs.term != self.prev_hard_state.term;
-        let spare = self.spare_messages.pop().unwrap_or_default();
-        let messages = std::mem::replace(&mut r.msgs, spare);
-        let mut persisted_messages = self.spare_messages.pop().unwrap_or_default();
+        // Message vectors are not recycled: hosts usually move them out to
+        // send, and an idle group should not pin their capacity.
+        let messages = std::mem::take(&mut r.msgs);
+        let mut persisted_messages = Vec::new();
         let mut steps = self.spare_messages.pop().unwrap_or_default();
         for m in r.msgs_after_append.drain(..) {
             if m.to == r.id {
@@ -479,13 +480,6 @@ impl<S: Storage> RawNode<S> {
                 self.spare_entries.push(v);
             }
         }
-        for mut v in [rd.messages, rd.persisted_messages] {
-            if v.capacity() > 0 && v.capacity() <= MAX_CAPACITY && self.spare_messages.len() < KEEP
-            {
-                v.clear();
-                self.spare_messages.push(v);
-            }
-        }
     }
 
     /// Reports that the writes of every Ready up to number `number` (see
@@ -504,7 +498,7 @@ impl<S: Storage> RawNode<S> {
             for m in rec.steps.drain(..) {
                 let _ = self.raft.step(m);
             }
-            if rec.steps.capacity() > 0 && self.spare_messages.len() < 4 {
+            if rec.steps.capacity() > 0 && self.spare_messages.len() < 2 {
                 self.spare_messages.push(std::mem::take(&mut rec.steps));
             }
             if let Some(index) = rec.snapshot_index {

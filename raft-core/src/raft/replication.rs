@@ -107,16 +107,7 @@ impl<S: Storage> Raft<S> {
     /// The peer with the smallest id above `after` (all peers in order,
     /// without allocating).
     pub(crate) fn next_peer(&self, after: Option<u64>) -> Option<u64> {
-        use std::ops::Bound::{Excluded, Unbounded};
-        match after {
-            None => self.trk.progress.keys().next().copied(),
-            Some(a) => self
-                .trk
-                .progress
-                .range((Excluded(a), Unbounded))
-                .next()
-                .map(|(k, _)| *k),
-        }
+        self.trk.progress.next_id(after)
     }
 
     /// Schedules appends to every peer for the next flush (at the latest

@@ -11,14 +11,14 @@ use crate::quorum::{AckedIndexer, JointConfig, VoteResult};
 
 mod inflights;
 mod progress;
+mod progress_map;
 mod state;
 
 pub use inflights::Inflights;
 pub use progress::Progress;
 pub use state::ProgressState;
 
-/// The progress of every member (voters and learners), by id.
-pub type ProgressMap = BTreeMap<u64, Progress>;
+pub use progress_map::ProgressMap;
 
 /// Describes a progress map as etcd's `ProgressMap.String` does: one
 /// `id: progress` line per member, in id order.
