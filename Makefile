@@ -17,7 +17,7 @@ help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: test
-test: lint test-rust doc check-header test-c examples plan-coverage ## everything CI runs
+test: lint test-rust doc check-header test-c test-python examples plan-coverage ## everything CI runs
 	@echo "make test: all checks passed"
 
 .PHONY: tools
@@ -99,6 +99,10 @@ test-c: lib test-c-tsan ## C tests under ASan+UBSan and TSan, a C++ include chec
 	@if command -v valgrind >/dev/null; then \
 	  valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect ./build/c/cluster > /dev/null; \
 	else echo "valgrind not installed; running the example without it"; ./build/c/cluster > /dev/null; fi
+
+.PHONY: test-python
+test-python: ## Python package: venv, wheel (maturin), pytest, stubtest, the example
+	./scripts/python-test.sh
 
 .PHONY: examples
 examples: ## run every example once (each exits non-zero on failure)

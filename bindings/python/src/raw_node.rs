@@ -1,0 +1,553 @@
+//! [`PyRawNode`] and [`PyReady`]: the driver API.
+//!
+//! The core's `RawNode` is not thread-safe, so it sits in a `Mutex` inside
+//! a frozen pyclass. No Python object is created or touched while that lock
+//! is held, and the GIL is released around `step` and `ready`, which can
+//! be long (a snapshot, a big batch of entries).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
+use pyo3::types::PyList;
+use raftlet::pb::{ConfChangeI, Message};
+use raftlet::{MemoryStorage, RawNode, Ready, SnapshotStatus};
+
+use crate::config::PyConfig;
+use crate::convert::{state_role, type_name, BytesArg, Ids, U64};
+use crate::errors::{invalid_state, ready_stale, IntoPy};
+use crate::status::PyStatus;
+use crate::storage::PyMemoryStorage;
+use crate::types::{
+    entry_list, message_list, PyConfChange, PyConfChangeV2, PyConfState, PyHardState, PyMessage,
+    PyReadState, PySnapshot, PySoftState,
+};
+
+/// Gives every node a distinct number, so a Ready cannot be advanced on a
+/// node other than the one that produced it.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+
+/// Why the node could not be reached.
+enum NodeUnusable {
+    Closed,
+    Poisoned,
+}
+
+impl From<NodeUnusable> for PyErr {
+    fn from(e: NodeUnusable) -> PyErr {
+        match e {
+            NodeUnusable::Closed => invalid_state("raftlet: the RawNode is closed"),
+            NodeUnusable::Poisoned => {
+                invalid_state("raftlet: the RawNode is unusable after a panic inside the core")
+            }
+        }
+    }
+}
+
+type Guard<'a> = MutexGuard<'a, Option<RawNode<MemoryStorage>>>;
+
+/// A configuration change argument: a ``ConfChange`` or a ``ConfChangeV2``.
+fn conf_change_arg(cc: &Bound<'_, PyAny>) -> PyResult<ConfChangeI> {
+    if let Ok(c) = cc.cast::<PyConfChange>() {
+        return Ok(ConfChangeI::V1(c.borrow().inner.clone()));
+    }
+    if let Ok(c) = cc.cast::<PyConfChangeV2>() {
+        return Ok(ConfChangeI::V2(c.borrow().inner.clone()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a ConfChange or ConfChangeV2, got {}",
+        type_name(cc)
+    )))
+}
+
+/// A Raft node driven by its host (etcd ``RawNode``).
+///
+/// The host calls ``tick()`` on a timer, feeds peer messages to ``step()``,
+/// proposes with ``propose()`` and, whenever ``has_ready()`` is true,
+/// handles a ``Ready``: persist its snapshot, entries and hard state to the
+/// storage, send its messages (``persisted_messages`` only after the
+/// write), apply its committed entries, then ``advance(ready)``.
+///
+/// A node may be shared between threads (calls are serialized by a lock).
+#[pyclass(frozen, module = "raftlet._raftlet", name = "RawNode")]
+pub struct PyRawNode {
+    node: Mutex<Option<RawNode<MemoryStorage>>>,
+    storage: Py<PyMemoryStorage>,
+    serial: u64,
+}
+
+impl PyRawNode {
+    /// Locks the node while attached to the interpreter (without
+    /// deadlocking against a thread that waits for the GIL).
+    fn lock(&self, py: Python<'_>) -> Result<Guard<'_>, NodeUnusable> {
+        self.node
+            .lock_py_attached(py)
+            .map_err(|_| NodeUnusable::Poisoned)
+    }
+
+    /// Runs `f` on the node under its lock.
+    fn with<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R,
+    ) -> PyResult<R> {
+        let mut g = self.lock(py)?;
+        let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
+        Ok(f(node))
+    }
+
+    /// Runs `f` on the node under its lock with the GIL released.
+    fn with_detached<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R + Send,
+    ) -> PyResult<R> {
+        let r = py.detach(|| {
+            let mut g = self.node.lock().map_err(|_| NodeUnusable::Poisoned)?;
+            let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
+            Ok::<R, NodeUnusable>(f(node))
+        });
+        Ok(r?)
+    }
+
+    /// Marks `rd` used, checking that it belongs to this node.
+    fn take_ready(&self, rd: &PyReady) -> PyResult<u64> {
+        if rd.serial != self.serial {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "this Ready was produced by another RawNode",
+            ));
+        }
+        if rd.used.swap(true, Ordering::AcqRel) {
+            return Err(ready_stale(&format!(
+                "raftlet: Ready {} was already advanced",
+                rd.number
+            )));
+        }
+        Ok(rd.number)
+    }
+}
+
+#[pymethods]
+impl PyRawNode {
+    /// Creates a node on ``storage``, restarting from whatever it holds
+    /// (hard state, configuration, snapshot, entries).
+    ///
+    /// Raises ``ConfigError`` for an invalid configuration.
+    #[new]
+    fn new(config: PyRef<'_, PyConfig>, storage: Bound<'_, PyMemoryStorage>) -> PyResult<Self> {
+        let store = storage.get().inner.clone();
+        let node = RawNode::new(&config.inner, store).py()?;
+        Ok(PyRawNode {
+            node: Mutex::new(Some(node)),
+            storage: storage.unbind(),
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// Initializes an empty node with its first configuration: one
+    /// committed conf-change entry per voter and learner, which the next
+    /// Ready hands out to persist and apply.
+    ///
+    /// Raises ``InvalidStateError`` when there are no voters or the storage
+    /// is not empty.
+    #[pyo3(signature = (voters, learners = Ids::default()))]
+    #[pyo3(text_signature = "($self, voters, learners=())")]
+    fn bootstrap(&self, py: Python<'_>, voters: Ids, learners: Ids) -> PyResult<()> {
+        self.with(py, |n| n.bootstrap(&voters.0, &learners.0))?.py()
+    }
+
+    /// Advances the logical clock by one tick.
+    fn tick(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |n| n.tick())
+    }
+
+    /// Makes this node campaign at once (pre-vote first when enabled).
+    fn campaign(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |n| n.campaign())?.py()
+    }
+
+    /// Proposes that ``data`` be appended to the log.
+    ///
+    /// Raises ``ProposalDroppedError`` when no leader is known, forwarding
+    /// is disabled, a leader transfer is under way or the uncommitted
+    /// budget is exhausted.
+    fn propose(&self, py: Python<'_>, data: BytesArg) -> PyResult<()> {
+        self.with(py, |n| n.propose(data.0))?.py()
+    }
+
+    /// Proposes several payloads in one message (one append on the leader).
+    ///
+    /// Raises ``ProposalDroppedError`` as ``propose`` does, and for an empty batch.
+    fn propose_batch(&self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
+        let not_iterable = || {
+            PyTypeError::new_err(format!(
+                "expected an iterable of bytes, got {}",
+                type_name(batch)
+            ))
+        };
+        if batch.is_instance_of::<pyo3::types::PyBytes>() {
+            return Err(not_iterable());
+        }
+        let mut items = Vec::new();
+        for item in batch.try_iter().map_err(|_| not_iterable())? {
+            let BytesArg(b) = item?.extract()?;
+            items.push(b);
+        }
+        self.with(py, |n| n.propose_batch(items))?.py()
+    }
+
+    /// Proposes a configuration change (a ``ConfChange`` or ``ConfChangeV2``).
+    ///
+    /// Raises ``ProposalDroppedError`` as ``propose`` does, and, when the
+    /// leader refuses the change, ``ConfChangeRefusedError``,
+    /// ``PromotionNotReadyError`` (a learner that lags) or
+    /// ``TooManyLearnersError``.
+    fn propose_conf_change(&self, py: Python<'_>, cc: &Bound<'_, PyAny>) -> PyResult<()> {
+        let cc = conf_change_arg(cc)?;
+        self.with(py, |n| n.propose_conf_change(cc))?.py()
+    }
+
+    /// Applies a committed configuration change (from a conf-change entry,
+    /// see ``Entry.conf_change()``) and returns the new configuration.
+    ///
+    /// Raises ``ConfChangeRefusedError`` when the change is not valid for
+    /// the current configuration.
+    fn apply_conf_change(&self, py: Python<'_>, cc: &Bound<'_, PyAny>) -> PyResult<PyConfState> {
+        let cc = conf_change_arg(cc)?;
+        let cs = self.with(py, |n| n.apply_conf_change(&cc))?.py()?;
+        Ok(PyConfState { inner: cs })
+    }
+
+    /// Processes a message received from a peer (the GIL is released).
+    ///
+    /// Raises ``StepLocalMessageError`` for local-only message types and
+    /// ``StepPeerNotFoundError`` for responses from unknown peers.
+    fn step(&self, py: Python<'_>, message: PyRef<'_, PyMessage>) -> PyResult<()> {
+        let m: Message = message.inner.clone();
+        drop(message);
+        self.with_detached(py, move |n| n.step(m))?.py()
+    }
+
+    /// Requests a linearizable read; the answer arrives as a ``ReadState``
+    /// carrying ``ctx`` in a later Ready.
+    ///
+    /// Raises ``NoLeaderError`` when no leader is known.
+    fn read_index(&self, py: Python<'_>, ctx: BytesArg) -> PyResult<()> {
+        self.with(py, |n| n.read_index(ctx.0))?.py()
+    }
+
+    /// Asks the leader to hand leadership to ``transferee``.
+    ///
+    /// Raises ``TransferRefusedError`` when the target is not a voter or no
+    /// leader is known.
+    fn transfer_leader(&self, py: Python<'_>, transferee: U64) -> PyResult<()> {
+        self.with(py, |n| n.transfer_leader(transferee.0))?.py()
+    }
+
+    /// Makes a follower forget its leader, so that it grants pre-votes at
+    /// once (a no-op on the leader).
+    fn forget_leader(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |n| n.forget_leader())?.py()
+    }
+
+    /// Tells the leader that the last message to ``id`` may not have arrived.
+    fn report_unreachable(&self, py: Python<'_>, id: U64) -> PyResult<()> {
+        self.with(py, |n| n.report_unreachable(id.0))
+    }
+
+    /// Tells the leader how sending a snapshot to ``id`` ended: ``ok`` is
+    /// ``True`` when the peer applied it, ``False`` when sending failed.
+    fn report_snapshot(&self, py: Python<'_>, id: U64, ok: bool) -> PyResult<()> {
+        let status = if ok {
+            SnapshotStatus::Finish
+        } else {
+            SnapshotStatus::Failure
+        };
+        self.with(py, |n| n.report_snapshot(id.0, status))
+    }
+
+    /// Whether a Ready with something in it is available.
+    fn has_ready(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |n| n.has_ready())
+    }
+
+    /// Takes the next batch of work (the GIL is released while it is
+    /// built). Every Ready must be handed back with ``advance`` (or
+    /// ``advance_append``) once handled.
+    fn ready(&self, py: Python<'_>) -> PyResult<PyReady> {
+        let rd = self.with_detached(py, |n| n.ready())?;
+        PyReady::from_ready(py, self.serial, rd)
+    }
+
+    /// Reports that a Ready was fully handled: its writes are durable and
+    /// its committed entries applied.
+    ///
+    /// Raises ``ReadyStaleError`` if the Ready was already advanced.
+    fn advance(&self, py: Python<'_>, ready: PyRef<'_, PyReady>) -> PyResult<()> {
+        let number = self.take_ready(&ready)?;
+        self.with(py, |n| {
+            n.on_persist_ready(number);
+            n.advance_apply();
+        })
+    }
+
+    /// Reports that a Ready's writes are durable, for hosts that apply
+    /// committed entries asynchronously; follow up with
+    /// ``advance_apply_to``. Earlier Readies are taken as durable too.
+    ///
+    /// Raises ``ReadyStaleError`` if the Ready was already advanced.
+    fn advance_append(&self, py: Python<'_>, ready: PyRef<'_, PyReady>) -> PyResult<()> {
+        let number = self.take_ready(&ready)?;
+        self.with(py, |n| n.on_persist_ready(number))
+    }
+
+    /// Reports that committed entries up to ``index`` are applied (capped
+    /// at what was handed out).
+    fn advance_apply_to(&self, py: Python<'_>, index: U64) -> PyResult<()> {
+        self.with(py, |n| n.advance_apply_to(index.0))
+    }
+
+    /// Reports that every committed entry handed out so far is applied.
+    fn advance_apply(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |n| n.advance_apply())
+    }
+
+    /// The node's full status (peers' progress only on the leader).
+    fn status(&self, py: Python<'_>) -> PyResult<PyStatus> {
+        Ok(PyStatus {
+            inner: self.with(py, |n| n.status())?,
+        })
+    }
+
+    /// Drops the node now instead of when it is garbage-collected; any
+    /// later call raises ``InvalidStateError``. Closing twice is fine.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let old = self.lock(py)?.take();
+        drop(old);
+        Ok(())
+    }
+
+    /// The storage the node reads from (the object passed to the constructor).
+    #[getter]
+    fn storage(&self, py: Python<'_>) -> Py<PyMemoryStorage> {
+        self.storage.clone_ref(py)
+    }
+
+    /// This node's id.
+    #[getter]
+    fn id(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |n| n.id())
+    }
+
+    /// The current term.
+    #[getter]
+    fn term(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |n| n.basic_status().hard_state.term)
+    }
+
+    /// Whom this node voted for in the current term (0 for nobody).
+    #[getter]
+    fn vote(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |n| n.basic_status().hard_state.vote)
+    }
+
+    /// The commit index.
+    #[getter]
+    fn commit(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |n| n.basic_status().hard_state.commit)
+    }
+
+    /// The last index the host reported applied.
+    #[getter]
+    fn applied(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |n| n.basic_status().applied)
+    }
+
+    /// The known leader (0 for none).
+    #[getter]
+    fn leader_id(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |n| n.basic_status().soft_state.leader_id)
+    }
+
+    /// This node's role (a ``StateRole``).
+    #[getter]
+    fn raft_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let role = self.with(py, |n| n.basic_status().soft_state.raft_state)?;
+        state_role(py, role)
+    }
+
+    /// The target of a leader transfer under way (0 for none).
+    #[getter]
+    fn lead_transferee(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |n| n.basic_status().lead_transferee)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        match self.with(py, |n| n.basic_status()) {
+            Ok(b) => format!(
+                "RawNode(id={}, role={}, term={}, commit={})",
+                b.id, b.soft_state.raft_state, b.hard_state.term, b.hard_state.commit
+            ),
+            Err(_) => "RawNode(<closed>)".to_string(),
+        }
+    }
+}
+
+/// A batch of work handed out by ``RawNode.ready()``.
+///
+/// Handle it in order: persist ``snapshot``, ``entries`` and
+/// ``hard_state`` (sync when ``must_sync``); send ``messages`` at any time
+/// and ``persisted_messages`` only after the write; apply
+/// ``committed_entries`` in order (conf-change entries through
+/// ``RawNode.apply_conf_change``); then ``RawNode.advance(ready)``. A Ready
+/// can be advanced once; its contents stay readable afterwards.
+#[pyclass(frozen, module = "raftlet._raftlet", name = "Ready")]
+pub struct PyReady {
+    serial: u64,
+    number: u64,
+    used: AtomicBool,
+    soft_state: Option<Py<PySoftState>>,
+    hard_state: Option<Py<PyHardState>>,
+    read_states: Py<PyList>,
+    entries: Py<PyList>,
+    snapshot: Option<Py<PySnapshot>>,
+    committed_entries: Py<PyList>,
+    messages: Py<PyList>,
+    persisted_messages: Py<PyList>,
+    must_sync: bool,
+}
+
+impl PyReady {
+    fn from_ready(py: Python<'_>, serial: u64, rd: Ready) -> PyResult<PyReady> {
+        let number = rd.number();
+        Ok(PyReady {
+            serial,
+            number,
+            used: AtomicBool::new(false),
+            soft_state: rd
+                .soft_state
+                .map(|s| Py::new(py, PySoftState { inner: s }))
+                .transpose()?,
+            hard_state: rd
+                .hard_state
+                .map(|h| Py::new(py, PyHardState { inner: h }))
+                .transpose()?,
+            read_states: PyList::new(
+                py,
+                rd.read_states.into_iter().map(|r| PyReadState { inner: r }),
+            )?
+            .unbind(),
+            entries: entry_list(py, rd.entries)?.unbind(),
+            snapshot: rd
+                .snapshot
+                .map(|s| Py::new(py, PySnapshot { inner: s }))
+                .transpose()?,
+            committed_entries: entry_list(py, rd.committed_entries)?.unbind(),
+            messages: message_list(py, rd.messages)?.unbind(),
+            persisted_messages: message_list(py, rd.persisted_messages)?.unbind(),
+            must_sync: rd.must_sync,
+        })
+    }
+}
+
+#[pymethods]
+impl PyReady {
+    /// The sequence number of this Ready (1 for a node's first).
+    #[getter]
+    fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Leader and role, only when they changed since the last Ready.
+    #[getter]
+    fn soft_state(&self, py: Python<'_>) -> Option<Py<PySoftState>> {
+        self.soft_state.as_ref().map(|s| s.clone_ref(py))
+    }
+
+    /// Term, vote and commit to persist, only when they changed.
+    #[getter]
+    fn hard_state(&self, py: Python<'_>) -> Option<Py<PyHardState>> {
+        self.hard_state.as_ref().map(|s| s.clone_ref(py))
+    }
+
+    /// Answers to ``read_index`` requests (``ReadState`` objects).
+    #[getter]
+    fn read_states(&self, py: Python<'_>) -> Py<PyList> {
+        self.read_states.clone_ref(py)
+    }
+
+    /// Entries to append to stable storage.
+    #[getter]
+    fn entries(&self, py: Python<'_>) -> Py<PyList> {
+        self.entries.clone_ref(py)
+    }
+
+    /// A snapshot to apply to stable storage and the state machine, or ``None``.
+    #[getter]
+    fn snapshot(&self, py: Python<'_>) -> Option<Py<PySnapshot>> {
+        self.snapshot.as_ref().map(|s| s.clone_ref(py))
+    }
+
+    /// Entries to apply to the state machine, in order.
+    #[getter]
+    fn committed_entries(&self, py: Python<'_>) -> Py<PyList> {
+        self.committed_entries.clone_ref(py)
+    }
+
+    /// Messages that may be sent at once.
+    #[getter]
+    fn messages(&self, py: Python<'_>) -> Py<PyList> {
+        self.messages.clone_ref(py)
+    }
+
+    /// Messages to send only once ``entries``, ``hard_state`` and
+    /// ``snapshot`` are durable (append and vote responses).
+    #[getter]
+    fn persisted_messages(&self, py: Python<'_>) -> Py<PyList> {
+        self.persisted_messages.clone_ref(py)
+    }
+
+    /// Whether the write of this Ready must be synced to disk.
+    #[getter]
+    fn must_sync(&self) -> bool {
+        self.must_sync
+    }
+
+    /// Whether this Ready was already advanced.
+    #[getter]
+    fn advanced(&self) -> bool {
+        self.used.load(Ordering::Acquire)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "Ready(number={}, entries={}, committed_entries={}, messages={}, \
+             persisted_messages={}, hard_state={}, soft_state={}, snapshot={}, \
+             read_states={}, must_sync={})",
+            self.number,
+            self.entries.bind(py).len(),
+            self.committed_entries.bind(py).len(),
+            self.messages.bind(py).len(),
+            self.persisted_messages.bind(py).len(),
+            if self.hard_state.is_some() {
+                "<set>"
+            } else {
+                "None"
+            },
+            if self.soft_state.is_some() {
+                "<set>"
+            } else {
+                "None"
+            },
+            if self.snapshot.is_some() {
+                "<set>"
+            } else {
+                "None"
+            },
+            self.read_states.bind(py).len(),
+            if self.must_sync { "True" } else { "False" },
+        )
+    }
+}

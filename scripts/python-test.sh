@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds and tests the Python package (bindings/python), idempotently:
+#   1. a virtualenv in build/venv with pinned maturin, pytest and mypy;
+#   2. the abi3 wheel, built by maturin into build/wheels and installed;
+#   3. pytest over bindings/python/tests;
+#   4. mypy.stubtest of raftlet._raftlet against _raftlet.pyi, and
+#      mypy --strict over the example (the stubs must type real code);
+#   5. the example, examples/python/story.py.
+# Needs only python3 (with its venv module) and the Rust toolchain.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MATURIN_VERSION=1.16.0
+PYTEST_VERSION=9.2.0
+MYPY_VERSION=2.4.1
+
+VENV=build/venv
+WHEELS=build/wheels
+PY="$VENV/bin/python"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+export MYPY_CACHE_DIR="$PWD/build/mypy-cache"
+
+# 1. The virtualenv (recreated if it is missing or broken).
+if ! "$PY" -c 'import sys' >/dev/null 2>&1; then
+  rm -rf "$VENV"
+  echo "python-test: creating $VENV"
+  if ! python3 -m venv "$VENV"; then
+    echo "python-test: 'python3 -m venv' failed; install Python's venv module (Debian: python3-venv)" >&2
+    exit 1
+  fi
+fi
+"$PY" -m pip install --quiet \
+  "maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
+
+# 2. The wheel. Old wheels go first so exactly one is installed.
+mkdir -p "$WHEELS"
+rm -f "$WHEELS"/raftlet-*.whl
+"$VENV/bin/maturin" build --release --quiet -m bindings/python/Cargo.toml -o "$WHEELS"
+shopt -s nullglob
+wheels=("$WHEELS"/raftlet-*.whl)
+shopt -u nullglob
+if [ "${#wheels[@]}" -ne 1 ]; then
+  echo "python-test: expected one wheel in $WHEELS, found ${#wheels[@]}" >&2
+  exit 1
+fi
+"$PY" -m pip install --quiet --force-reinstall --no-deps "${wheels[0]}"
+
+# 3. pytest. An empty collection (pytest's exit code 5) is a failure here.
+if ! compgen -G "bindings/python/tests/test_*.py" >/dev/null; then
+  echo "python-test: no test files in bindings/python/tests" >&2
+  exit 1
+fi
+set +e
+"$PY" -m pytest -q -p no:cacheprovider bindings/python/tests
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "python-test: pytest collected no tests" >&2
+  exit 1
+elif [ "$rc" -ne 0 ]; then
+  exit "$rc"
+fi
+
+# 4. The stubs against the compiled module, and the example against the stubs.
+"$PY" -m mypy.stubtest raftlet._raftlet
+"$PY" -m mypy --strict examples/python/story.py
+
+# 5. The example (exits non-zero if the story does not unfold as told).
+"$PY" examples/python/story.py >/dev/null
+echo "python-test: the example ran (examples/python/story.py)"
