@@ -73,9 +73,10 @@ impl PyConfig {
         promote_max_lag = U64(1000),
         max_learners = Usize(1),
         seed = U64(0),
+        coalesce_appends = true,
     ))]
     #[pyo3(
-        text_signature = "(id=0, *, election_tick=10, heartbeat_tick=1, applied=0, max_size_per_msg=1048576, max_committed_size_per_ready=0, max_uncommitted_entries_size=0, max_inflight_msgs=256, max_inflight_bytes=0, check_quorum=True, pre_vote=True, read_only_option='Safe', disable_proposal_forwarding=False, disable_conf_change_validation=False, step_down_on_removal=True, promote_max_lag=1000, max_learners=1, seed=0)"
+        text_signature = "(id=0, *, election_tick=10, heartbeat_tick=1, applied=0, max_size_per_msg=1048576, max_committed_size_per_ready=0, max_uncommitted_entries_size=0, max_inflight_msgs=256, max_inflight_bytes=0, check_quorum=True, pre_vote=True, read_only_option='Safe', disable_proposal_forwarding=False, disable_conf_change_validation=False, step_down_on_removal=True, promote_max_lag=1000, max_learners=1, seed=0, coalesce_appends=True)"
     )]
     #[allow(clippy::too_many_arguments, reason = "one keyword argument per field")]
     fn new(
@@ -97,6 +98,7 @@ impl PyConfig {
         promote_max_lag: U64,
         max_learners: Usize,
         seed: U64,
+        coalesce_appends: bool,
     ) -> PyResult<Self> {
         let read_only_option = match read_only_option {
             Some(o) => parse_read_only(o)?,
@@ -122,6 +124,7 @@ impl PyConfig {
                 promote_max_lag: promote_max_lag.0,
                 max_learners: max_learners.0,
                 seed: seed.0,
+                coalesce_appends,
             },
         })
     }
@@ -315,6 +318,17 @@ impl PyConfig {
         self.inner.seed = v.0;
     }
 
+    /// Whether the leader coalesces the appends of proposals made between
+    /// two Readies into one message per peer (default ``True``).
+    #[getter]
+    fn coalesce_appends(&self) -> bool {
+        self.inner.coalesce_appends
+    }
+    #[setter]
+    fn set_coalesce_appends(&mut self, v: bool) {
+        self.inner.coalesce_appends = v;
+    }
+
     fn __repr__(&self) -> String {
         let c = &self.inner;
         format!(
@@ -323,7 +337,8 @@ impl PyConfig {
              max_uncommitted_entries_size={}, max_inflight_msgs={}, max_inflight_bytes={}, \
              check_quorum={}, pre_vote={}, read_only_option='{}', \
              disable_proposal_forwarding={}, disable_conf_change_validation={}, \
-             step_down_on_removal={}, promote_max_lag={}, max_learners={}, seed={})",
+             step_down_on_removal={}, promote_max_lag={}, max_learners={}, seed={}, \
+             coalesce_appends={})",
             c.id,
             c.election_tick,
             c.heartbeat_tick,
@@ -341,7 +356,8 @@ impl PyConfig {
             py_bool(c.step_down_on_removal),
             c.promote_max_lag,
             c.max_learners,
-            c.seed
+            c.seed,
+            py_bool(c.coalesce_appends)
         )
     }
 }

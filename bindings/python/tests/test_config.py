@@ -25,6 +25,7 @@ DEFAULTS = {
     "promote_max_lag": 1000,
     "max_learners": 1,
     "seed": 0,
+    "coalesce_appends": True,
 }
 
 
@@ -55,6 +56,7 @@ def test_every_field_can_be_set_by_keyword_and_attribute() -> None:
         "promote_max_lag": 7,
         "max_learners": 3,
         "seed": 42,
+        "coalesce_appends": False,
     }
     c = Config(3, **values)  # type: ignore[arg-type]
     d = Config(3)

@@ -77,6 +77,8 @@ class Config:
             learner may be when promoted.
         max_learners: The most learners the configuration may hold.
         seed: The election-timeout RNG seed (0 derives one from ``id``).
+        coalesce_appends: Whether the leader coalesces the appends of
+            proposals made between two Readies into one message per peer.
 
     Raises:
         TypeError: An argument has the wrong type.
@@ -104,6 +106,7 @@ class Config:
         promote_max_lag: int = ...,
         max_learners: int = ...,
         seed: int = ...,
+        coalesce_appends: bool = ...,
     ) -> Self: ...
     def validate(self) -> None:
         """Checks every field and combination.
@@ -134,6 +137,7 @@ class Config:
     promote_max_lag: int
     max_learners: int
     seed: int
+    coalesce_appends: bool
     def __eq__(self, value: object, /) -> bool: ...
     __hash__: ClassVar[None]  # type: ignore[assignment]
 
