@@ -120,6 +120,16 @@ install: lib ## install libraftlet, raftlet.h and raftlet.pc under PREFIX
 	install -m 644 include/raftlet.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' ffi/raftlet.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/raftlet.pc
 
+.PHONY: test-install
+test-install: lib ## make install into build/prefix, then build the C example through pkg-config
+	rm -rf build/prefix
+	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/build/prefix
+	@mkdir -p build/c
+	PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig $(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror examples/c/cluster.c \
+	  $$(PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig pkg-config --cflags --libs raftlet) -o build/c/cluster_pkgconfig
+	LD_LIBRARY_PATH=$(CURDIR)/build/prefix/lib ./build/c/cluster_pkgconfig > /dev/null
+	@echo "test-install: the C example built with pkg-config against build/prefix and ran"
+
 .PHONY: plan-coverage
 plan-coverage: ## which TEST-PLAN lines the tests name (report only)
 	@if [ -x ../shared/tools/plan-coverage ]; then python3 ../shared/tools/plan-coverage . | tail -n 9; \

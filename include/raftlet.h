@@ -411,6 +411,19 @@ raftlet_result raftlet_message_decode_header(const uint8_t *data,
                                              size_t data_len,
                                              struct raftlet_message_header *header_out);
 
+// Decodes a ConfChangeV2 from raftpb bytes: `*transition_out` receives the
+// transition (0 auto, 1 joint implicit, 2 joint explicit) and
+// `*changes_len_out` the number of changes; up to `changes_cap` changes are
+// written to `changes_out` (which may be NULL when `changes_cap` is 0;
+// call again with a larger array if `*changes_len_out` exceeds it).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+raftlet_result raftlet_conf_change_v2_decode(const uint8_t *data,
+                                             size_t data_len,
+                                             uint32_t *transition_out,
+                                             struct raftlet_conf_change_single *changes_out,
+                                             size_t changes_cap,
+                                             size_t *changes_len_out);
+
 // Creates a node from `config` over `storage`, restarting from whatever
 // the storage holds. The node keeps its own reference to the storage and
 // copies the config: both handles may be freed afterwards. On success

@@ -726,6 +726,77 @@ static void test_conf_change_codec(void) {
     EXPECT_RC(raftlet_conf_change_decode(buf, len, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_OK(raftlet_conf_change_decode(NULL, 0, &keep)); /* the empty ConfChange */
     CHECK(keep.change_type == 0 && keep.node_id == 0);
+
+    /* v2 decode: sizing call, full decode, partial array, errors. */
+    EXPECT_OK(raftlet_conf_change_v2_encode(2, chs, 2, NULL, 0, buf, sizeof buf, &len));
+    uint32_t transition = 99;
+    size_t n_changes = 99;
+    EXPECT_OK(raftlet_conf_change_v2_decode(buf, len, &transition, NULL, 0, &n_changes));
+    CHECK(transition == 2 && n_changes == 2);
+    raftlet_conf_change_single got[2] = {{9, 9}, {9, 9}};
+    EXPECT_OK(raftlet_conf_change_v2_decode(buf, len, &transition, got, 2, &n_changes));
+    CHECK(got[0].change_type == 3 && got[0].node_id == 4);
+    CHECK(got[1].change_type == 0 && got[1].node_id == 5);
+    raftlet_conf_change_single one[1] = {{9, 9}};
+    EXPECT_OK(raftlet_conf_change_v2_decode(buf, len, &transition, one, 1, &n_changes));
+    CHECK(n_changes == 2 && one[0].node_id == 4);
+    EXPECT_RC(raftlet_conf_change_v2_decode(buf, len - 1, &transition, got, 2, &n_changes),
+              RAFTLET_ERR_DECODE);
+    EXPECT_RC(raftlet_conf_change_v2_decode(GARBAGE, sizeof GARBAGE, &transition, got, 2,
+                                            &n_changes),
+              RAFTLET_ERR_DECODE);
+    EXPECT_RC(raftlet_conf_change_v2_decode(buf, len, NULL, got, 2, &n_changes),
+              RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_conf_change_v2_decode(buf, len, &transition, got, 2, NULL),
+              RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_conf_change_v2_decode(buf, len, &transition, NULL, 2, &n_changes),
+              RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_conf_change_v2_decode(NULL, 4, &transition, got, 2, &n_changes),
+              RAFTLET_ERR_NULL_ARG);
+}
+
+static size_t log_count;
+static uint64_t log_last_node;
+
+static void count_log(void *user_data, uint32_t level, uint64_t node_id, const uint8_t *message,
+                      size_t message_len) {
+    size_t *calls = user_data;
+    (*calls)++;
+    log_count++;
+    log_last_node = node_id;
+    /* The message is NUL-terminated and message_len long. */
+    if (level > 3 || message[message_len] != 0) {
+        log_count = (size_t)-1;
+    }
+}
+
+static void test_log_callback(void) {
+    size_t calls = 0;
+    EXPECT_RC(raftlet_set_log_callback(count_log, &calls, 4), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_set_log_callback(count_log, &calls, 0));
+    raftlet_config *cfg = NULL;
+    raftlet_storage *st = NULL;
+    raftlet_node *n = NULL;
+    const uint64_t voters[] = {42};
+    EXPECT_OK(raftlet_config_new(42, &cfg));
+    EXPECT_OK(raftlet_storage_new_memory(&st));
+    EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 1, NULL, 0));
+    EXPECT_OK(raftlet_node_new(cfg, st, &n));
+    EXPECT_OK(raftlet_node_campaign(n));
+    CHECK(calls > 0 && log_count != (size_t)-1);
+    CHECK(log_last_node == 42);
+    /* Removing the callback stops delivery. */
+    EXPECT_OK(raftlet_set_log_callback(NULL, NULL, 0));
+    size_t before = calls;
+    EXPECT_OK(raftlet_node_tick(n));
+    raftlet_node_free(n);
+    n = NULL;
+    EXPECT_OK(raftlet_node_new(cfg, st, &n));
+    EXPECT_OK(raftlet_node_campaign(n));
+    CHECK(calls == before);
+    raftlet_node_free(n);
+    raftlet_storage_free(st);
+    raftlet_config_free(cfg);
 }
 
 static void test_message_header(void) {
@@ -1707,6 +1778,7 @@ int main(void) {
     RUN(test_config);
     RUN(test_conf_change_codec);
     RUN(test_message_header);
+    RUN(test_log_callback);
     RUN(test_storage);
     RUN(test_node_null_args);
     RUN(test_no_leader_and_step_errors);
