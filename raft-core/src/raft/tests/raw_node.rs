@@ -1919,14 +1919,14 @@ fn test_raw_node_advance_applies_only_its_ready() {
 /// A snapshot message from leader 1 at `index`/`term` for voters 1 and 2.
 fn snap_msg(to: u64, index: u64, term: u64) -> Message {
     let mut m = msg_term(MessageType::MsgSnap, 1, to, term);
-    m.snapshot = Some(Snapshot {
+    m.snapshot = Some(Box::new(Snapshot {
         data: Some(Bytes::from_static(b"state")),
         metadata: SnapshotMetadata {
             conf_state: ConfState::from_voters([1, 2]),
             index,
             term,
         },
-    });
+    }));
     m
 }
 

@@ -371,7 +371,7 @@ fn test_ignore_providing_snap() {
 #[test]
 fn test_restore_from_snap_msg() {
     let mut m = msg_term(MessageType::MsgSnap, 1, 2, 2);
-    m.snapshot = Some(testing_snap());
+    m.snapshot = Some(Box::new(testing_snap()));
 
     let mut sm = new_test_raft(2, 10, 1, new_test_storage(&[1, 2], &[]));
     sm.step(m).unwrap();
