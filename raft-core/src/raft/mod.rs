@@ -405,7 +405,9 @@ impl<S: Storage> Raft<S> {
 
     fn tick_election(&mut self) {
         self.election_elapsed += 1;
-        if self.promotable() && self.past_election_timeout() {
+        // The timeout check comes first: it reads only this struct, so the
+        // common tick of an idle group touches no heap memory.
+        if self.past_election_timeout() && self.promotable() {
             self.election_elapsed = 0;
             let _ = self.step(Message::new(MessageType::MsgHup, self.id, INVALID_ID));
         }
