@@ -689,10 +689,9 @@ impl PyMessage {
     /// The snapshot of a ``MSG_SNAP`` (a copy), or ``None``.
     #[getter]
     fn snapshot(&self) -> Option<PySnapshot> {
-        self.inner
-            .snapshot
-            .as_ref()
-            .map(|s| PySnapshot { inner: (**s).clone() })
+        self.inner.snapshot.as_ref().map(|s| PySnapshot {
+            inner: (**s).clone(),
+        })
     }
 
     #[setter]
