@@ -564,6 +564,19 @@ raftlet_result raftlet_node_status_json(const struct raftlet_node *node, char **
 // Releases a string returned by the library. NULL is a no-op.
 void raftlet_string_free(char *s);
 
+// Copies the node's current configuration as a raftpb-encoded ConfState
+// (voters, learners, and in a joint configuration the outgoing voters,
+// learners_next and auto_leave), the same value
+// raftlet_node_apply_conf_change returns. `*len_out` always receives the
+// encoded size; the bytes are written to `out` when it is not NULL and
+// `cap` is enough (call with `out` NULL and `cap` 0 to size the buffer).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+// (buffer too small).
+raftlet_result raftlet_node_conf_state(const struct raftlet_node *node,
+                                       uint8_t *out,
+                                       size_t cap,
+                                       size_t *len_out);
+
 // Releases a ready and every view it handed out. NULL is a no-op.
 void raftlet_ready_free(struct raftlet_ready *ready);
 

@@ -1,7 +1,7 @@
 //! Tests of the functions bindings use to cross the ABI in few calls:
 //! raftlet_ready_encode, raftlet_storage_append_entries,
-//! raftlet_storage_create_snapshot_with_conf_state and
-//! raftlet_storage_snapshot.
+//! raftlet_storage_create_snapshot_with_conf_state,
+//! raftlet_storage_snapshot and raftlet_node_conf_state.
 
 use std::ptr;
 
@@ -397,5 +397,79 @@ fn storage_create_snapshot_with_conf_state_and_read_it_back() {
             RAFTLET_ERR_NULL_ARG
         );
         raftlet_storage_free(s);
+    }
+}
+
+fn conf_state_of(n: &Node) -> ConfState {
+    unsafe {
+        let mut len = 0;
+        assert_eq!(
+            raftlet_node_conf_state(n.node, ptr::null_mut(), 0, &mut len),
+            RAFTLET_OK
+        );
+        let mut buf = vec![0u8; len];
+        let mut small = 0;
+        assert_eq!(
+            raftlet_node_conf_state(n.node, buf.as_mut_ptr(), len - 1, &mut small),
+            RAFTLET_ERR_INVALID_ARG
+        );
+        assert_eq!(small, len);
+        assert_eq!(
+            raftlet_node_conf_state(n.node, buf.as_mut_ptr(), len, &mut len),
+            RAFTLET_OK
+        );
+        ConfState::decode(&buf).unwrap()
+    }
+}
+
+#[test]
+fn node_conf_state_matches_apply_conf_change() {
+    let n = Node::new(1, &[1, 2, 3]);
+    assert_eq!(conf_state_of(&n), ConfState::from_voters(vec![1, 2, 3]));
+    unsafe {
+        // Add learner 4 and compare with what apply_conf_change returns.
+        let mut cc = [0u8; 32];
+        let mut cc_len = 0;
+        assert_eq!(
+            raftlet_conf_change_encode(
+                3,
+                4,
+                ptr::null(),
+                0,
+                cc.as_mut_ptr(),
+                cc.len(),
+                &mut cc_len
+            ),
+            RAFTLET_OK
+        );
+        let mut out = [0u8; 64];
+        let mut out_len = 0;
+        assert_eq!(
+            raftlet_node_apply_conf_change(
+                n.node,
+                cc.as_ptr(),
+                cc_len,
+                false,
+                out.as_mut_ptr(),
+                out.len(),
+                &mut out_len
+            ),
+            RAFTLET_OK
+        );
+        let applied = ConfState::decode(&out[..out_len]).unwrap();
+        assert_eq!(applied.learners, vec![4]);
+        assert_eq!(conf_state_of(&n), applied);
+        assert_eq!(
+            raftlet_node_conf_state(ptr::null(), ptr::null_mut(), 0, &mut out_len),
+            RAFTLET_ERR_NULL_ARG
+        );
+        assert_eq!(
+            raftlet_node_conf_state(n.node, ptr::null_mut(), 0, ptr::null_mut()),
+            RAFTLET_ERR_NULL_ARG
+        );
+        assert_eq!(
+            raftlet_node_conf_state(n.node, ptr::null_mut(), 8, &mut out_len),
+            RAFTLET_ERR_NULL_ARG
+        );
     }
 }
