@@ -214,6 +214,18 @@ static go_status_res go_node_status(raftlet_node *n, raftlet_progress *prs, size
 
 typedef struct {
 	go_res res;
+	raftlet_message_header h;
+} go_header_res;
+
+static go_header_res go_message_decode_header(const uint8_t *d, size_t len) {
+	go_header_res r;
+	memset(&r.h, 0, sizeof r.h);
+	r.res = go_res_of(raftlet_message_decode_header(d, len, &r.h));
+	return r;
+}
+
+typedef struct {
+	go_res res;
 	raftlet_storage *storage;
 } go_storage_res;
 
@@ -560,4 +572,15 @@ func cStorageCompact(s cStorage, index uint64) error {
 func cStorageBounds(s cStorage) (first, last uint64, err error) {
 	r := C.go_storage_bounds(s)
 	return uint64(r.first), uint64(r.last), errorOf(r.res)
+}
+
+// cMessageDecodeHeader validates a raftpb-encoded message and returns its
+// routing fields.
+func cMessageDecodeHeader(b []byte) (typ int32, to, from, term uint64, err error) {
+	p, l := bytesPtr(b)
+	r := C.go_message_decode_header(p, l)
+	if err := errorOf(r.res); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	return int32(r.h.msg_type), uint64(r.h.to), uint64(r.h.from), uint64(r.h.term), nil
 }

@@ -49,7 +49,7 @@ type nodeHandle struct {
 func (h *nodeHandle) free() {
 	for _, r := range h.pending {
 		cReadyFree(r.p)
-		r.p = nil
+		r.p, r.env = nil, nil
 	}
 	h.pending = nil
 	cNodeFree(h.p)
@@ -316,7 +316,7 @@ func (rn *RawNode) Ready() Ready {
 	must(err)
 	crd, view, err := cNodeReady(p)
 	must(err)
-	rd := Ready{h: &readyHandle{p: crd}, rn: rn}
+	rd := Ready{h: &readyHandle{p: crd, env: view}, rn: rn}
 	err = decodeReady(view, &rd)
 	runtime.KeepAlive(rn)
 	if err != nil {
@@ -339,13 +339,13 @@ func (rn *RawNode) Advance(rd Ready) {
 	}
 	must(cNodeAdvance(p, rd.h.p))
 	runtime.KeepAlive(rn)
-	rd.h.p = nil
+	rd.h.p, rd.h.env = nil, nil
 	// Earlier readies are covered by this one: release them.
 	for i, r := range rn.h.pending {
 		if r == rd.h {
 			for _, old := range rn.h.pending[:i] {
 				cReadyFree(old.p)
-				old.p = nil
+				old.p, old.env = nil, nil
 			}
 			rn.h.pending = append(rn.h.pending[:0], rn.h.pending[i+1:]...)
 			break

@@ -748,3 +748,44 @@ func TestReadyAdvanceReleasesEarlierReadies(t *testing.T) {
 	}
 	c.nodes[2].rn.Advance(other)
 }
+
+func TestEncodedMessagesAreEtcdBytes(t *testing.T) {
+	c := newTestCluster(t, 1, 2, 3)
+	c.settle()
+	rn := c.nodes[1].rn
+	if err := rn.Campaign(); err != nil {
+		t.Fatal(err)
+	}
+	rd := rn.Ready()
+	enc, err := rd.EncodedMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc) != 2 || len(rd.Messages) != 2 {
+		t.Fatalf("%d encoded, %d messages", len(enc), len(rd.Messages))
+	}
+	for i, m := range rd.Messages {
+		want, err := m.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(enc[i], want) {
+			t.Fatalf("message %d: raftlet %x, raftpb %x", i, enc[i], want)
+		}
+		h, err := DecodeMessageHeader(enc[i])
+		if err != nil || h != (MessageHeader{Type: raftpb.MsgPreVote, To: m.To, From: 1, Term: m.Term}) {
+			t.Fatalf("header %+v %v", h, err)
+		}
+	}
+	c.nodes[1].storage.AppendReady(rd)
+	rn.Advance(rd)
+	if _, err := rd.EncodedMessages(); !errors.Is(err, ErrReadyStale) {
+		t.Fatalf("after Advance: %v", err)
+	}
+	if _, err := DecodeMessageHeader([]byte{0x08}); !errors.Is(err, ErrDecode) {
+		t.Fatalf("truncated: %v", err)
+	}
+	if _, err := (&Ready{}).EncodedMessages(); !errors.Is(err, ErrReadyStale) {
+		t.Fatalf("hand-made Ready: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package raftlet
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -84,7 +85,50 @@ type Ready struct {
 
 // readyHandle owns a C ready between RawNode.Ready and RawNode.Advance.
 type readyHandle struct {
-	p cReady
+	p   cReady
+	env []byte // the envelope: C memory owned by p
+}
+
+// EncodedMessages returns Messages as raftlet encoded them (raftpb bytes,
+// in the same order), so that a transport can send them without encoding
+// them again in Go. The bytes are copies. It must be called before
+// Advance: afterwards it returns ErrReadyStale.
+func (rd *Ready) EncodedMessages() ([][]byte, error) {
+	if rd.h == nil || rd.h.p == nil {
+		return nil, ErrReadyStale
+	}
+	out := make([][]byte, 0, len(rd.Messages))
+	buf := rd.h.env
+	for len(buf) > 0 {
+		num, _, _, payload, rest, err := field(buf)
+		if err != nil {
+			return nil, err
+		}
+		buf = rest
+		if num == envMessages || num == envPersistedMessages {
+			out = append(out, append([]byte(nil), payload...))
+		}
+	}
+	runtime.KeepAlive(rd.rn)
+	return out, nil
+}
+
+// MessageHeader is the routing part of a raftpb-encoded message.
+type MessageHeader struct {
+	Type     raftpb.MessageType
+	To, From uint64
+	Term     uint64
+}
+
+// DecodeMessageHeader validates a raftpb-encoded message with raftlet's
+// decoder and returns its routing fields, for transports that route bytes
+// without decoding them. A malformed message gives ErrDecode.
+func DecodeMessageHeader(b []byte) (MessageHeader, error) {
+	typ, to, from, term, err := cMessageDecodeHeader(b)
+	if err != nil {
+		return MessageHeader{}, err
+	}
+	return MessageHeader{Type: raftpb.MessageType(typ), To: to, From: from, Term: term}, nil
 }
 
 // containsUpdates reports whether the Ready holds anything.

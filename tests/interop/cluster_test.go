@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,11 +62,12 @@ type cluster struct {
 	delivered int
 
 	// Safety bookkeeping.
-	leaders   map[uint64]uint64  // term -> the leader of that term
-	committed map[uint64]applied // index -> the entry committed there
-	reads     map[string]uint64  // read ctx -> the least index its answer may carry
-	readsDone int
-	trace     []string
+	leaders    map[uint64]uint64  // term -> the leader of that term
+	committed  map[uint64]applied // index -> the entry committed there
+	reads      map[string]uint64  // read ctx -> the least index its answer may carry
+	readsDone  int
+	rawChecked int // raftlet-encoded messages checked against raftpb
+	trace      []string
 }
 
 func newCluster(t testing.TB, seed int64) *cluster {
@@ -134,11 +136,20 @@ func (c *cluster) kinds() string {
 	return strings.Join(parts, " ")
 }
 
-// send puts m on the network, or drops it.
-func (c *cluster) send(from uint64, m raftpb.Message) {
+// send puts m on the network, or drops it. A raftlet node's message
+// travels as the bytes raftlet wrote (raw), which must be exactly what
+// etcd's raftpb writes for the same message.
+func (c *cluster) send(from uint64, m raftpb.Message, raw []byte) {
 	b, err := m.Marshal()
 	if err != nil {
 		c.fail("marshal %v: %v", m.Type, err)
+	}
+	if raw != nil {
+		if !bytes.Equal(raw, b) {
+			c.fail("node %d encoded %v as %x; raftpb encodes it as %x", from, m.Type, raw, b)
+		}
+		b = raw
+		c.rawChecked++
 	}
 	if c.cut[[2]uint64{from, m.To}] {
 		c.dropped(from, m, true)
@@ -234,7 +245,11 @@ func (c *cluster) handle(h *host) bool {
 	if !raft.IsEmptySnap(rd.snapshot) {
 		c.restore(h, rd.snapshot)
 	}
-	for _, m := range rd.messages {
+	for i, m := range rd.messages {
+		var raw []byte
+		if rd.encoded != nil {
+			raw = rd.encoded[i]
+		}
 		if m.Type == raftpb.MsgSnap && m.Snapshot != nil && !inConf(m.Snapshot.Metadata.ConfState, m.To) {
 			// The snapshot predates the peer's joining: a recipient
 			// throws such a snapshot away (etcd and raftlet alike), so
@@ -243,7 +258,7 @@ func (c *cluster) handle(h *host) bool {
 			c.snapshot(h.id, 5)
 			continue
 		}
-		c.send(h.id, m)
+		c.send(h.id, m, raw)
 	}
 	for _, e := range rd.committedEntries {
 		c.apply(h, e)

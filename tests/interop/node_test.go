@@ -39,6 +39,7 @@ type hostReady struct {
 	committedEntries []raftpb.Entry
 	snapshot         raftpb.Snapshot
 	messages         []raftpb.Message
+	encoded          [][]byte // raftlet only: messages as raftlet encoded them
 	readStates       []raft.ReadState
 	orig             any // the implementation's Ready, for persist and advance
 }
@@ -128,6 +129,11 @@ func (n *raftletNode) Ready() hostReady {
 		softState: rd.SoftState != nil, hardState: rd.HardState, entries: rd.Entries,
 		committedEntries: rd.CommittedEntries, snapshot: rd.Snapshot, messages: rd.Messages, orig: rd,
 	}
+	enc, err := rd.EncodedMessages()
+	if err != nil {
+		panic(err)
+	}
+	h.encoded = enc
 	for _, rs := range rd.ReadStates {
 		h.readStates = append(h.readStates, raft.ReadState{Index: rs.Index, RequestCtx: rs.RequestCtx})
 	}
