@@ -287,9 +287,16 @@ impl<S: Storage> RawNode<S> {
 
     /// Processes a message received from a peer.
     ///
+    /// A peer's read or leader-transfer request that this node cannot
+    /// serve (it knows no leader, or refuses the transfer) is dropped and
+    /// `Ok` returned, as etcd's `RawNode.Step` does: [`Error::NoLeader`]
+    /// and [`Error::TransferRefused`] are for the local callers of
+    /// [`RawNode::read_index`] and [`RawNode::transfer_leader`].
+    ///
     /// # Errors
     /// [`Error::StepLocalMsg`] for local-only message types,
-    /// [`Error::StepPeerNotFound`] for responses from unknown peers.
+    /// [`Error::StepPeerNotFound`] for responses from unknown peers, and
+    /// [`Error::ProposalDropped`] for a forwarded proposal that is dropped.
     pub fn step(&mut self, m: Message) -> Result<()> {
         if m.msg_type.is_local() {
             return Err(Error::StepLocalMsg);
@@ -297,7 +304,12 @@ impl<S: Storage> RawNode<S> {
         if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {
             return Err(Error::StepPeerNotFound);
         }
-        self.raft.step(m)
+        let t = m.msg_type;
+        match self.raft.step(m) {
+            Err(Error::NoLeader) if t == MessageType::MsgReadIndex => Ok(()),
+            Err(Error::TransferRefused(_)) if t == MessageType::MsgTransferLeader => Ok(()),
+            r => r,
+        }
     }
 
     /// Requests a linearizable read. The answer arrives as a [`ReadState`]
