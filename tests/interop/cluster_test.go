@@ -62,9 +62,10 @@ type cluster struct {
 	delivered int
 
 	// Safety bookkeeping.
-	leaders    map[uint64]uint64  // term -> the leader of that term
-	committed  map[uint64]applied // index -> the entry committed there
-	reads      map[string]uint64  // read ctx -> the least index its answer may carry
+	leaders    map[uint64]uint64                  // term -> the leader of that term
+	committed  map[uint64]applied                 // index -> the entry committed there
+	reads      map[string]uint64                  // read ctx -> the least index its answer may carry
+	onSend     func(m raftpb.Message, raw []byte) // observes every message sent
 	readsDone  int
 	rawChecked int // raftlet-encoded messages checked against raftpb
 	trace      []string
@@ -144,6 +145,9 @@ func (c *cluster) send(from uint64, m raftpb.Message, raw []byte) {
 	if err != nil {
 		c.fail("marshal %v: %v", m.Type, err)
 	}
+	if c.onSend != nil {
+		c.onSend(m, raw)
+	}
 	if raw != nil {
 		if !bytes.Equal(raw, b) {
 			c.fail("node %d encoded %v as %x; raftpb encodes it as %x", from, m.Type, raw, b)
@@ -209,10 +213,7 @@ func (c *cluster) deliver() bool {
 		err := to.n.StepBytes(e.data)
 		c.delivered++
 		if err != nil && !errors.Is(err, raftlet.ErrStepPeerNotFound) && !errors.Is(err, raft.ErrStepPeerNotFound) &&
-			!errors.Is(err, raftlet.ErrProposalDropped) && !errors.Is(err, raft.ErrProposalDropped) &&
-			!(e.typ == raftpb.MsgReadIndex && errors.Is(err, raftlet.ErrNoLeader)) {
-			// A forwarded read reaching a node that lost its leader: etcd
-			// drops it silently, raftlet drops it and says so.
+			!errors.Is(err, raftlet.ErrProposalDropped) && !errors.Is(err, raft.ErrProposalDropped) {
 			c.fail("node %d (%s) refused %v from %d: %v", e.to, to.n.Kind(), e.typ, e.from, err)
 		}
 		if e.typ == raftpb.MsgSnap {
