@@ -17,7 +17,7 @@ help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: test
-test: lint test-rust doc check-header test-c test-python examples plan-coverage ## everything CI runs
+test: lint test-rust doc check-header test-c test-python test-go examples plan-coverage ## everything CI runs
 	@echo "make test: all checks passed"
 
 .PHONY: tools
@@ -103,6 +103,10 @@ test-c: lib test-c-tsan ## C tests under ASan+UBSan and TSan, a C++ include chec
 .PHONY: test-python
 test-python: ## Python package: venv, wheel (maturin), pytest, stubtest, the example
 	./scripts/python-test.sh
+
+.PHONY: test-go
+test-go: ## Go package: static lib, gofmt, go vet, go test -race (binding + interop with etcd raft), GOGC=1 run, the example
+	./scripts/go-test.sh
 
 .PHONY: examples
 examples: ## run every example once (each exits non-zero on failure)
