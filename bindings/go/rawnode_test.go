@@ -789,3 +789,52 @@ func TestEncodedMessagesAreEtcdBytes(t *testing.T) {
 		t.Fatalf("hand-made Ready: %v", err)
 	}
 }
+
+// TestMemoryStorageConcurrentUse reads a storage from several goroutines
+// while a node appends to it (run under -race by make test-go).
+func TestMemoryStorageConcurrentUse(t *testing.T) {
+	c := newTestCluster(t, 1, 2, 3)
+	c.elect(1)
+	s := c.nodes[1].storage
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				first, err := s.FirstIndex()
+				if err != nil {
+					errs <- err
+					return
+				}
+				last, err := s.LastIndex()
+				if err != nil {
+					errs <- err
+					return
+				}
+				if last+1 < first {
+					errs <- fmt.Errorf("first %d, last %d", first, last)
+					return
+				}
+				if _, err := s.Snapshot(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 50; i++ {
+		c.propose(1, "c%d", i)
+	}
+	close(done)
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -265,15 +265,7 @@ func (c *cluster) handle(h *host) bool {
 		c.apply(h, e)
 	}
 	for _, rs := range rd.readStates {
-		min, ok := c.reads[string(rs.RequestCtx)]
-		if !ok {
-			c.fail("node %d got an answer to an unknown read %q", h.id, rs.RequestCtx)
-		}
-		if rs.Index < min {
-			c.fail("node %d: read %q answered at index %d, below %d applied before it was issued",
-				h.id, rs.RequestCtx, rs.Index, min)
-		}
-		c.readsDone++
+		c.checkRead(h.id, rs.Index, string(rs.RequestCtx))
 	}
 	h.n.Advance(rd)
 	if rd.softState {
@@ -295,6 +287,19 @@ func inConf(cs raftpb.ConfState, id uint64) bool {
 		}
 	}
 	return false
+}
+
+// checkRead checks a read's answer: its index is at least that of every
+// entry applied anywhere before the read was issued.
+func (c *cluster) checkRead(id, index uint64, ctx string) {
+	min, ok := c.reads[ctx]
+	if !ok {
+		c.fail("node %d got an answer to an unknown read %q", id, ctx)
+	}
+	if index < min {
+		c.fail("node %d: read %q answered at index %d, below %d applied before it was issued", id, ctx, index, min)
+	}
+	c.readsDone++
 }
 
 // restore installs a snapshot into h's state machine.
@@ -364,15 +369,17 @@ func (c *cluster) apply(h *host, e raftpb.Entry) {
 // checkLeaders records every leader and checks there is one per term.
 func (c *cluster) checkLeaders() {
 	for _, id := range c.ids {
-		b := c.hosts[id].n.Basic()
-		if !b.Leader {
-			continue
+		if b := c.hosts[id].n.Basic(); b.Leader {
+			c.recordLeader(b.Term, id)
 		}
-		if prev, ok := c.leaders[b.Term]; ok && prev != id {
-			c.fail("two leaders in term %d: %d and %d", b.Term, prev, id)
-		}
-		c.leaders[b.Term] = id
 	}
+}
+
+func (c *cluster) recordLeader(term, id uint64) {
+	if prev, ok := c.leaders[term]; ok && prev != id {
+		c.fail("two leaders in term %d: %d and %d", term, prev, id)
+	}
+	c.leaders[term] = id
 }
 
 // step runs one step: an optional tick, then deliveries and Readies.
