@@ -124,6 +124,12 @@ install: lib ## install libraftlet, raftlet.h and raftlet.pc under PREFIX
 	install -m 644 include/raftlet.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' ffi/raftlet.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/raftlet.pc
 
+.PHONY: check-c-coverage
+check-c-coverage: ## fail if an exported function is not called by tests/c/test_api.c
+	@missing=0; for f in $$(grep -oE '^[a-z_ ]*\*?raftlet_[a-z0-9_]+\(' include/raftlet.h | grep -oE 'raftlet_[a-z0-9_]+' | sort -u); do \
+	  grep -q "$$f" tests/c/test_api.c || { echo "tests/c/test_api.c does not call $$f"; missing=1; }; done; \
+	test $$missing = 0 && echo "check-c-coverage: every exported function is called by tests/c/test_api.c"
+
 .PHONY: test-install
 test-install: lib ## make install into build/prefix, then build the C example through pkg-config
 	rm -rf build/prefix
