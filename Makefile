@@ -90,7 +90,7 @@ test-c-tsan-rust: ## optional: test-c-tsan with the Rust side instrumented too (
 	TSAN_OPTIONS="halt_on_error=1 suppressions=build/c/tsan-rust.supp" ./build/c/test_threads_rust
 
 .PHONY: test-c
-test-c: lib test-c-tsan ## C tests under ASan+UBSan and TSan, a C++ include check, the C example under valgrind
+test-c: lib test-c-tsan test-install check-c-coverage ## C tests under ASan+UBSan and TSan, a C++ include check, the C example under valgrind
 	@mkdir -p build/c
 	$(CC) $(CFLAGS_STRICT) $(SANITIZE) -g tests/c/test_api.c $(STATICLIB) $(CLIBS) -o build/c/test_api
 	ASAN_OPTIONS=detect_leaks=1 ./build/c/test_api
