@@ -17,7 +17,7 @@ help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: test
-test: lint test-rust doc check-header test-c test-python examples plan-coverage ## everything CI runs
+test: lint test-rust doc check-header test-c test-python test-go examples plan-coverage ## everything CI runs
 	@echo "make test: all checks passed"
 
 .PHONY: tools
@@ -90,7 +90,7 @@ test-c-tsan-rust: ## optional: test-c-tsan with the Rust side instrumented too (
 	TSAN_OPTIONS="halt_on_error=1 suppressions=build/c/tsan-rust.supp" ./build/c/test_threads_rust
 
 .PHONY: test-c
-test-c: lib test-c-tsan ## C tests under ASan+UBSan and TSan, a C++ include check, the C example under valgrind
+test-c: lib test-c-tsan test-install check-c-coverage ## C tests under ASan+UBSan and TSan, a C++ include check, the C example under valgrind
 	@mkdir -p build/c
 	$(CC) $(CFLAGS_STRICT) $(SANITIZE) -g tests/c/test_api.c $(STATICLIB) $(CLIBS) -o build/c/test_api
 	ASAN_OPTIONS=detect_leaks=1 ./build/c/test_api
@@ -103,6 +103,10 @@ test-c: lib test-c-tsan ## C tests under ASan+UBSan and TSan, a C++ include chec
 .PHONY: test-python
 test-python: ## Python package: venv, wheel (maturin), pytest, stubtest, the example
 	./scripts/python-test.sh
+
+.PHONY: test-go
+test-go: ## Go package: static lib, gofmt, go vet, go test -race (binding + interop with etcd raft), GOGC=1 run, the example
+	./scripts/go-test.sh
 
 .PHONY: examples
 examples: ## run every example once (each exits non-zero on failure)
@@ -119,6 +123,22 @@ install: lib ## install libraftlet, raftlet.h and raftlet.pc under PREFIX
 	install -m 755 target/release/libraftlet.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/raftlet.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' ffi/raftlet.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/raftlet.pc
+
+.PHONY: check-c-coverage
+check-c-coverage: ## fail if an exported function is not called by tests/c/test_api.c
+	@missing=0; for f in $$(grep -oE '^[a-z_ ]*\*?raftlet_[a-z0-9_]+\(' include/raftlet.h | grep -oE 'raftlet_[a-z0-9_]+' | sort -u); do \
+	  grep -q "$$f" tests/c/test_api.c || { echo "tests/c/test_api.c does not call $$f"; missing=1; }; done; \
+	test $$missing = 0 && echo "check-c-coverage: every exported function is called by tests/c/test_api.c"
+
+.PHONY: test-install
+test-install: lib ## make install into build/prefix, then build the C example through pkg-config
+	rm -rf build/prefix
+	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/build/prefix
+	@mkdir -p build/c
+	PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig $(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror examples/c/cluster.c \
+	  $$(PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig pkg-config --cflags --libs raftlet) -o build/c/cluster_pkgconfig
+	LD_LIBRARY_PATH=$(CURDIR)/build/prefix/lib ./build/c/cluster_pkgconfig > /dev/null
+	@echo "test-install: the C example built with pkg-config against build/prefix and ran"
 
 .PHONY: plan-coverage
 plan-coverage: ## which TEST-PLAN lines the tests name (report only)

@@ -411,6 +411,19 @@ raftlet_result raftlet_message_decode_header(const uint8_t *data,
                                              size_t data_len,
                                              struct raftlet_message_header *header_out);
 
+// Decodes a ConfChangeV2 from raftpb bytes: `*transition_out` receives the
+// transition (0 auto, 1 joint implicit, 2 joint explicit) and
+// `*changes_len_out` the number of changes; up to `changes_cap` changes are
+// written to `changes_out` (which may be NULL when `changes_cap` is 0;
+// call again with a larger array if `*changes_len_out` exceeds it).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+raftlet_result raftlet_conf_change_v2_decode(const uint8_t *data,
+                                             size_t data_len,
+                                             uint32_t *transition_out,
+                                             struct raftlet_conf_change_single *changes_out,
+                                             size_t changes_cap,
+                                             size_t *changes_len_out);
+
 // Creates a node from `config` over `storage`, restarting from whatever
 // the storage holds. The node keeps its own reference to the storage and
 // copies the config: both handles may be freed afterwards. On success
@@ -551,6 +564,19 @@ raftlet_result raftlet_node_status_json(const struct raftlet_node *node, char **
 // Releases a string returned by the library. NULL is a no-op.
 void raftlet_string_free(char *s);
 
+// Copies the node's current configuration as a raftpb-encoded ConfState
+// (voters, learners, and in a joint configuration the outgoing voters,
+// learners_next and auto_leave), the same value
+// raftlet_node_apply_conf_change returns. `*len_out` always receives the
+// encoded size; the bytes are written to `out` when it is not NULL and
+// `cap` is enough (call with `out` NULL and `cap` 0 to size the buffer).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+// (buffer too small).
+raftlet_result raftlet_node_conf_state(const struct raftlet_node *node,
+                                       uint8_t *out,
+                                       size_t cap,
+                                       size_t *len_out);
+
 // Releases a ready and every view it handed out. NULL is a no-op.
 void raftlet_ready_free(struct raftlet_ready *ready);
 
@@ -636,6 +662,35 @@ raftlet_result raftlet_ready_read_state(const struct raftlet_ready *ready,
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_must_sync(const struct raftlet_ready *ready, bool *must_sync_out);
 
+// The whole ready as one buffer, so that a binding moves a Ready across
+// the ABI in one call. The buffer is in protobuf wire format, with raftpb
+// messages inside:
+//
+// ```text
+// message ReadyEnvelope {
+//   repeated raftpb.Message   messages           = 1; // send at once
+//   repeated raftpb.Message   persisted_messages = 2; // send once durable
+//   repeated raftpb.Entry     entries            = 3; // to persist
+//   repeated raftpb.Entry     committed_entries  = 4; // to apply
+//   optional raftpb.HardState hard_state         = 5; // when changed
+//   optional SoftState        soft_state         = 6; // when changed
+//   optional raftpb.Snapshot  snapshot           = 7; // to persist and apply
+//   repeated ReadState        read_states        = 8;
+//   optional bool             must_sync          = 9; // written only when true
+// }
+// message SoftState { uint64 lead = 1; uint32 raft_state = 2; } // 0 follower, 1 candidate, 2 leader, 3 pre-candidate
+// message ReadState { uint64 index = 1; bytes request_ctx = 2; }
+// ```
+//
+// Fields come in that order; absent optional fields are not written.
+// `*encoded_out` views bytes owned by the ready, valid until
+// raftlet_ready_free (building them once, on the first call). The ready
+// is not consumed: it is still persisted with raftlet_storage_append_ready
+// and advanced with raftlet_node_advance.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+raftlet_result raftlet_ready_encode(const struct raftlet_ready *ready,
+                                    struct raftlet_bytes *encoded_out);
+
 // The name of a result code, e.g. "RAFTLET_ERR_NULL_ARG". Returns a static
 // string (never freed); unknown codes give "RAFTLET_UNKNOWN". Thread-safe.
 const char *raftlet_result_str(uint32_t code);
@@ -720,6 +775,42 @@ raftlet_result raftlet_storage_compact(struct raftlet_storage *storage, uint64_t
 raftlet_result raftlet_storage_bounds(const struct raftlet_storage *storage,
                                       uint64_t *first_out,
                                       uint64_t *last_out);
+
+// Appends the entries of a raftpb-encoded Message (only its `entries`
+// field is read; a Message is the envelope a binding already has an
+// encoder for), truncating any conflicting tail, in one call and one
+// lock: either all entries are appended or, on an error, none.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+raftlet_result raftlet_storage_append_entries(struct raftlet_storage *storage,
+                                              const uint8_t *message,
+                                              size_t message_len);
+
+// Records a snapshot as raftlet_storage_create_snapshot does, with the
+// configuration at `index`: `conf_state` is a raftpb-encoded ConfState
+// (what raftlet_node_apply_conf_change returns), or NULL (with length 0)
+// to keep the configuration held (etcd `MemoryStorage.CreateSnapshot`
+// with a nil ConfState). Nothing changes on an error.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
+// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED or
+// RAFTLET_ERR_UNAVAILABLE.
+raftlet_result raftlet_storage_create_snapshot_with_conf_state(struct raftlet_storage *storage,
+                                                               uint64_t index,
+                                                               const uint8_t *conf_state,
+                                                               size_t conf_state_len,
+                                                               const uint8_t *data,
+                                                               size_t data_len);
+
+// Copies the snapshot the storage holds, raftpb-encoded (the one the
+// node sends to a peer that needs it). `*len_out` always receives the
+// encoded size; the bytes are written to `out` when it is not NULL and
+// `cap` is enough (call with `out` NULL and `cap` 0 to size the buffer).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+// (buffer too small).
+raftlet_result raftlet_storage_snapshot(const struct raftlet_storage *storage,
+                                        uint8_t *out,
+                                        size_t cap,
+                                        size_t *len_out);
 
 // The library version as "MAJOR.MINOR.PATCH" (equal to the
 // RAFTLET_VERSION_* macros of the header it was built with). A static

@@ -7,6 +7,17 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD/build/tools"
 CBINDGEN_VERSION=0.29.4
 
+# System packages the C checks use; the machine image normally has them.
+missing=()
+command -v valgrind >/dev/null || missing+=(valgrind)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+command -v c++ >/dev/null || missing+=(g++)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]} with apt-get"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
 want() { # name version
   [ -x "$ROOT/bin/$1" ] && "$ROOT/bin/$1" --version 2>/dev/null | grep -q "$2"
 }

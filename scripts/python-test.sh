@@ -45,6 +45,19 @@ if [ "${#wheels[@]}" -ne 1 ]; then
 fi
 "$PY" -m pip install --quiet --force-reinstall --no-deps "${wheels[0]}"
 
+# 2b. The wheel installs into a fresh virtualenv and reports its version.
+FRESH=build/venv-fresh
+rm -rf "$FRESH"
+python3 -m venv "$FRESH"
+"$FRESH/bin/python" -m pip install --quiet --no-deps "${wheels[0]}"
+want=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+got=$("$FRESH/bin/python" -c "import raftlet; print(raftlet.__version__)")
+if [ "$got" != "$want" ]; then
+  echo "python-test: fresh venv reports version '$got', Cargo.toml says '$want'" >&2
+  exit 1
+fi
+echo "python-test: fresh venv: import raftlet -> __version__ $got"
+
 # 3. pytest. An empty collection (pytest's exit code 5) is a failure here.
 if ! compgen -G "bindings/python/tests/test_*.py" >/dev/null; then
   echo "python-test: no test files in bindings/python/tests" >&2

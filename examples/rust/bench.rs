@@ -17,12 +17,21 @@ struct Counting;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 static LIVE_BYTES: AtomicU64 = AtomicU64::new(0);
+static TRACE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static TRACE_SIZES: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
+static TRACE_N: AtomicU64 = AtomicU64::new(0);
 
 // SAFETY: forwards to the system allocator; only counts calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
         LIVE_BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        if TRACE.load(Ordering::Relaxed) {
+            let i = TRACE_N.fetch_add(1, Ordering::Relaxed) as usize;
+            if i < 64 {
+                TRACE_SIZES[i].store(layout.size() as u64, Ordering::Relaxed);
+            }
+        }
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
@@ -196,6 +205,22 @@ fn b4(groups: usize) -> (f64, f64) {
 }
 
 fn main() {
+    if std::env::var("RAFTLET_BENCH_ALLOC_TRACE").is_ok() {
+        TRACE.store(true, Ordering::Relaxed);
+        let before = LIVE_BYTES.load(Ordering::Relaxed);
+        let _ = b4(1);
+        TRACE.store(false, Ordering::Relaxed);
+        let n = TRACE_N.load(Ordering::Relaxed) as usize;
+        let sizes: Vec<u64> = TRACE_SIZES[..n.min(64)]
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed))
+            .collect();
+        println!(
+            "allocations while building one group: {sizes:?}; live delta {}",
+            LIVE_BYTES.load(Ordering::Relaxed) - before
+        );
+        return;
+    }
     if std::env::var("RAFTLET_BENCH_B4_ONLY").is_ok() {
         let (bytes, ns) = b4(10_000);
         println!(

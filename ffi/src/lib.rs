@@ -28,6 +28,8 @@ mod node;
 mod ready;
 mod result;
 mod storage;
+#[cfg(test)]
+mod tests_bindings;
 mod version;
 
 pub use config::*;

@@ -205,3 +205,47 @@ pub unsafe extern "C" fn raftlet_message_decode_header(
         }
     })
 }
+
+/// Decodes a ConfChangeV2 from raftpb bytes: `*transition_out` receives the
+/// transition (0 auto, 1 joint implicit, 2 joint explicit) and
+/// `*changes_len_out` the number of changes; up to `changes_cap` changes are
+/// written to `changes_out` (which may be NULL when `changes_cap` is 0;
+/// call again with a larger array if `*changes_len_out` exceeds it).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_conf_change_v2_decode(
+    data: *const u8,
+    data_len: usize,
+    transition_out: *mut u32,
+    changes_out: *mut raftlet_conf_change_single,
+    changes_cap: usize,
+    changes_len_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(transition_out, changes_len_out);
+        if changes_out.is_null() && changes_cap != 0 {
+            return fail(RAFTLET_ERR_NULL_ARG, "argument `changes_out` is NULL");
+        }
+        let buf = c_slice!(data, data_len, "data");
+        match ConfChangeV2::decode(buf) {
+            Ok(cc) => {
+                for (i, c) in cc.changes.iter().enumerate().take(changes_cap) {
+                    // SAFETY: i < changes_cap records provided by the caller.
+                    unsafe {
+                        *changes_out.add(i) = raftlet_conf_change_single {
+                            change_type: c.change_type.0 as u32,
+                            node_id: c.node_id,
+                        }
+                    };
+                }
+                // SAFETY: non-null output pointers.
+                unsafe {
+                    *transition_out = cc.transition.0 as u32;
+                    *changes_len_out = cc.changes.len();
+                }
+                RAFTLET_OK
+            }
+            Err(e) => from_error(&e.into()),
+        }
+    })
+}

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use raftlet_core::pb::{ConfChange, ConfChangeI, ConfChangeV2, Decode, Encode, Message};
+use raftlet_core::pb::{ConfChange, ConfChangeI, ConfChangeV2, ConfState, Decode, Encode, Message};
 use raftlet_core::{MemoryStorage, RawNode, SnapshotStatus, StateRole};
 
 use crate::config::raftlet_config;
@@ -630,6 +630,57 @@ pub unsafe extern "C" fn raftlet_testing_panic(node: *mut raftlet_node) -> raftl
     ffi_boundary!({
         with_node(node, |_| {
             panic!("raftlet_testing_panic: a deliberate panic")
+        })
+    })
+}
+
+/// Copies the node's current configuration as a raftpb-encoded ConfState
+/// (voters, learners, and in a joint configuration the outgoing voters,
+/// learners_next and auto_leave), the same value
+/// raftlet_node_apply_conf_change returns. `*len_out` always receives the
+/// encoded size; the bytes are written to `out` when it is not NULL and
+/// `cap` is enough (call with `out` NULL and `cap` 0 to size the buffer).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+/// (buffer too small).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_conf_state(
+    node: *const raftlet_node,
+    out: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(len_out);
+        if out.is_null() && cap != 0 {
+            return fail(
+                RAFTLET_ERR_NULL_ARG,
+                "argument `out` is NULL with a non-zero capacity",
+            );
+        }
+        with_node(node, |n| {
+            let c = n.status().config;
+            let cs = ConfState {
+                voters: c.voters.incoming.iter().copied().collect(),
+                learners: c.learners.iter().copied().collect(),
+                voters_outgoing: c.voters.outgoing.iter().copied().collect(),
+                learners_next: c.learners_next.iter().copied().collect(),
+                auto_leave: c.auto_leave,
+            };
+            let enc = cs.encode_to_vec();
+            // SAFETY: non-null output pointer.
+            unsafe { *len_out = enc.len() };
+            if out.is_null() {
+                return RAFTLET_OK;
+            }
+            if enc.len() > cap {
+                return fail(
+                    RAFTLET_ERR_INVALID_ARG,
+                    "the output buffer is too small; *len_out holds the size needed",
+                );
+            }
+            // SAFETY: the caller provides `cap` writable bytes at `out`.
+            unsafe { std::ptr::copy_nonoverlapping(enc.as_ptr(), out, enc.len()) };
+            RAFTLET_OK
         })
     })
 }

@@ -1,6 +1,7 @@
 //! `raftlet_ready`: a Ready batch with zero-copy accessors.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 use raftlet_core::pb::{Encode, Entry, Message};
 use raftlet_core::Ready;
@@ -97,6 +98,9 @@ pub struct raftlet_ready {
     buf: Vec<u8>,
     spans: Vec<(usize, usize)>,
     snapshot_encoded: Vec<u8>,
+    /// The whole ready as one envelope (raftlet_ready_encode), built on
+    /// first use.
+    envelope: OnceLock<Vec<u8>>,
 }
 
 fn encode_all(msgs: &[Message], buf: &mut Vec<u8>, spans: &mut Vec<(usize, usize)>) {
@@ -131,6 +135,7 @@ impl raftlet_ready {
             buf,
             spans,
             snapshot_encoded,
+            envelope: OnceLock::new(),
         }
     }
 
@@ -481,6 +486,117 @@ pub unsafe extern "C" fn raftlet_ready_must_sync(
         let r = live_ready!(ready);
         check_null!(must_sync_out);
         put!(must_sync_out, r.rd.must_sync);
+        RAFTLET_OK
+    })
+}
+
+/// Appends `v` as a protobuf varint.
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// Appends a length-delimited field (`tag` is the whole one-byte key).
+fn put_len_field(buf: &mut Vec<u8>, tag: u8, payload: &[u8]) {
+    buf.push(tag);
+    put_varint(buf, payload.len() as u64);
+    buf.extend_from_slice(payload);
+}
+
+/// Appends a length-delimited field holding an encodable value.
+fn put_msg_field<T: Encode>(buf: &mut Vec<u8>, tag: u8, v: &T) {
+    buf.push(tag);
+    put_varint(buf, v.encoded_len() as u64);
+    v.encode(buf);
+}
+
+/// The protobuf key of field `n` (< 16) with wire type 2 (length-delimited).
+const fn len_key(n: u8) -> u8 {
+    (n << 3) | 2
+}
+
+impl raftlet_ready {
+    fn encode_envelope(&self) -> Vec<u8> {
+        let rd = &self.rd;
+        let mut buf = Vec::with_capacity(self.buf.len() + 64);
+        let n = rd.messages.len();
+        for (i, &(start, len)) in self.spans.iter().enumerate() {
+            let field = if i < n { 1 } else { 2 };
+            put_len_field(&mut buf, len_key(field), &self.buf[start..start + len]);
+        }
+        for e in &rd.entries {
+            put_msg_field(&mut buf, len_key(3), e);
+        }
+        for e in &rd.committed_entries {
+            put_msg_field(&mut buf, len_key(4), e);
+        }
+        if let Some(hs) = &rd.hard_state {
+            put_msg_field(&mut buf, len_key(5), hs);
+        }
+        if let Some(ss) = &rd.soft_state {
+            let mut sub = Vec::with_capacity(12);
+            sub.push(0x08);
+            put_varint(&mut sub, ss.leader_id);
+            sub.push(0x10);
+            put_varint(&mut sub, u64::from(crate::node::role_code(ss.raft_state)));
+            put_len_field(&mut buf, len_key(6), &sub);
+        }
+        if rd.snapshot.is_some() {
+            put_len_field(&mut buf, len_key(7), &self.snapshot_encoded);
+        }
+        for rs in &rd.read_states {
+            let mut sub = Vec::with_capacity(12 + rs.request_ctx.len());
+            sub.push(0x08);
+            put_varint(&mut sub, rs.index);
+            put_len_field(&mut sub, 0x12, &rs.request_ctx);
+            put_len_field(&mut buf, len_key(8), &sub);
+        }
+        if rd.must_sync {
+            buf.extend_from_slice(&[0x48, 0x01]);
+        }
+        buf
+    }
+}
+
+/// The whole ready as one buffer, so that a binding moves a Ready across
+/// the ABI in one call. The buffer is in protobuf wire format, with raftpb
+/// messages inside:
+///
+/// ```text
+/// message ReadyEnvelope {
+///   repeated raftpb.Message   messages           = 1; // send at once
+///   repeated raftpb.Message   persisted_messages = 2; // send once durable
+///   repeated raftpb.Entry     entries            = 3; // to persist
+///   repeated raftpb.Entry     committed_entries  = 4; // to apply
+///   optional raftpb.HardState hard_state         = 5; // when changed
+///   optional SoftState        soft_state         = 6; // when changed
+///   optional raftpb.Snapshot  snapshot           = 7; // to persist and apply
+///   repeated ReadState        read_states        = 8;
+///   optional bool             must_sync          = 9; // written only when true
+/// }
+/// message SoftState { uint64 lead = 1; uint32 raft_state = 2; } // 0 follower, 1 candidate, 2 leader, 3 pre-candidate
+/// message ReadState { uint64 index = 1; bytes request_ctx = 2; }
+/// ```
+///
+/// Fields come in that order; absent optional fields are not written.
+/// `*encoded_out` views bytes owned by the ready, valid until
+/// raftlet_ready_free (building them once, on the first call). The ready
+/// is not consumed: it is still persisted with raftlet_storage_append_ready
+/// and advanced with raftlet_node_advance.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_encode(
+    ready: *const raftlet_ready,
+    encoded_out: *mut raftlet_bytes,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(encoded_out);
+        let env = r.envelope.get_or_init(|| r.encode_envelope());
+        put!(encoded_out, raftlet_bytes::from_slice(env));
         RAFTLET_OK
     })
 }

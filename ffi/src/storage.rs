@@ -1,6 +1,6 @@
 //! `raftlet_storage`: the in-memory storage shared by a node and its host.
 
-use raftlet_core::pb::{ConfState, Decode, Entry, HardState, Snapshot};
+use raftlet_core::pb::{ConfState, Decode, Encode, Entry, HardState, Message, Snapshot};
 use raftlet_core::MemoryStorage;
 
 use crate::ready::raftlet_ready;
@@ -268,6 +268,108 @@ pub unsafe extern "C" fn raftlet_storage_bounds(
             *first_out = f;
             *last_out = l;
         }
+        RAFTLET_OK
+    })
+}
+
+/// Appends the entries of a raftpb-encoded Message (only its `entries`
+/// field is read; a Message is the envelope a binding already has an
+/// encoder for), truncating any conflicting tail, in one call and one
+/// lock: either all entries are appended or, on an error, none.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_append_entries(
+    storage: *mut raftlet_storage,
+    message: *const u8,
+    message_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage);
+        let buf = c_slice!(message, message_len, "message");
+        let m = match Message::decode(buf) {
+            Ok(m) => m,
+            Err(e) => return from_error(&e.into()),
+        };
+        match st(storage).inner.wl().append(&m.entries) {
+            Ok(()) => RAFTLET_OK,
+            Err(e) => from_error(&e),
+        }
+    })
+}
+
+/// Records a snapshot as raftlet_storage_create_snapshot does, with the
+/// configuration at `index`: `conf_state` is a raftpb-encoded ConfState
+/// (what raftlet_node_apply_conf_change returns), or NULL (with length 0)
+/// to keep the configuration held (etcd `MemoryStorage.CreateSnapshot`
+/// with a nil ConfState). Nothing changes on an error.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
+/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED or
+/// RAFTLET_ERR_UNAVAILABLE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_create_snapshot_with_conf_state(
+    storage: *mut raftlet_storage,
+    index: u64,
+    conf_state: *const u8,
+    conf_state_len: usize,
+    data: *const u8,
+    data_len: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage);
+        let cs = if conf_state.is_null() && conf_state_len == 0 {
+            None
+        } else {
+            let buf = c_slice!(conf_state, conf_state_len, "conf_state");
+            match ConfState::decode(buf) {
+                Ok(cs) => Some(cs),
+                Err(e) => return from_error(&e.into()),
+            }
+        };
+        let d = c_slice!(data, data_len, "data");
+        let mut s = st(storage).inner.wl();
+        match s.create_snapshot(index, cs, Some(bytes::Bytes::copy_from_slice(d))) {
+            Ok(_) => RAFTLET_OK,
+            Err(e) => from_error(&e),
+        }
+    })
+}
+
+/// Copies the snapshot the storage holds, raftpb-encoded (the one the
+/// node sends to a peer that needs it). `*len_out` always receives the
+/// encoded size; the bytes are written to `out` when it is not NULL and
+/// `cap` is enough (call with `out` NULL and `cap` 0 to size the buffer).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+/// (buffer too small).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_snapshot(
+    storage: *const raftlet_storage,
+    out: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage, len_out);
+        let enc = st(storage).inner.rl().snapshot_ref().encode_to_vec();
+        // SAFETY: non-null output pointer.
+        unsafe { *len_out = enc.len() };
+        if out.is_null() {
+            if cap != 0 {
+                return fail(
+                    RAFTLET_ERR_NULL_ARG,
+                    "argument `out` is NULL with a non-zero capacity",
+                );
+            }
+            return RAFTLET_OK;
+        }
+        if enc.len() > cap {
+            return fail(
+                RAFTLET_ERR_INVALID_ARG,
+                "the output buffer is too small; *len_out holds the size needed",
+            );
+        }
+        // SAFETY: the caller provides `cap` writable bytes at `out`.
+        unsafe { std::ptr::copy_nonoverlapping(enc.as_ptr(), out, enc.len()) };
         RAFTLET_OK
     })
 }

@@ -302,7 +302,7 @@ impl<S: Storage> RaftLog<S> {
     // Ported from etcd-io/raft log.go (snapshot).
     pub fn snapshot(&self, request_index: u64, to: u64) -> Result<Snapshot> {
         match &self.unstable.snapshot {
-            Some(s) => Ok(s.clone()),
+            Some(s) => Ok((**s).clone()),
             None => self.store.snapshot(request_index, to),
         }
     }

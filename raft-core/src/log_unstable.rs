@@ -18,7 +18,7 @@ use crate::types::EntryId;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Unstable {
     /// The incoming snapshot, if any.
-    pub snapshot: Option<Snapshot>,
+    pub snapshot: Option<Box<Snapshot>>,
     /// The entries not yet written to storage.
     pub entries: Vec<Entry>,
     /// The log index of `entries[0]`.
@@ -90,7 +90,7 @@ impl Unstable {
         if self.snapshot_in_progress {
             return None;
         }
-        self.snapshot.as_ref()
+        self.snapshot.as_deref()
     }
 
     /// Marks every entry and the snapshot, if any, as being written. They are
@@ -155,7 +155,7 @@ impl Unstable {
         self.offset = s.metadata.index + 1;
         self.offset_in_progress = self.offset;
         self.entries.clear();
-        self.snapshot = Some(s);
+        self.snapshot = Some(Box::new(s));
         self.snapshot_in_progress = false;
     }
 
@@ -214,18 +214,18 @@ mod tests {
     use crate::pb::SnapshotMetadata;
     use crate::types::test_util::ents;
 
-    fn snap(index: u64, term: u64) -> Option<Snapshot> {
-        Some(Snapshot {
+    fn snap(index: u64, term: u64) -> Option<Box<Snapshot>> {
+        Some(Box::new(Snapshot {
             data: None,
             metadata: SnapshotMetadata {
                 index,
                 term,
                 ..SnapshotMetadata::default()
             },
-        })
+        }))
     }
 
-    fn unstable(entries: Vec<Entry>, offset: u64, snapshot: Option<Snapshot>) -> Unstable {
+    fn unstable(entries: Vec<Entry>, offset: u64, snapshot: Option<Box<Snapshot>>) -> Unstable {
         Unstable {
             entries,
             offset,
@@ -302,12 +302,12 @@ mod tests {
             snapshot: snap(4, 1),
             snapshot_in_progress: true,
         };
-        let s = snap(6, 2).unwrap();
+        let s = *snap(6, 2).unwrap();
         u.restore(s.clone());
         assert_eq!(u.offset, 7);
         assert_eq!(u.offset_in_progress, 7);
         assert!(u.entries.is_empty());
-        assert_eq!(u.snapshot, Some(s));
+        assert_eq!(u.snapshot, Some(Box::new(s)));
         assert!(!u.snapshot_in_progress);
     }
 
@@ -351,7 +351,7 @@ mod tests {
                 snapshot_in_progress: in_progress,
                 ..Unstable::default()
             };
-            assert_eq!(u.next_snapshot(), want.as_ref(), "#{i}");
+            assert_eq!(u.next_snapshot(), want.as_deref(), "#{i}");
         }
     }
 

@@ -14,7 +14,7 @@ use crate::pb::{
     ConfChange, ConfChangeI, ConfChangeType, ConfState, Entry, HardState, Message, MessageType,
     Snapshot,
 };
-use crate::raft::{Raft, ReadState, SoftState, INVALID_ID};
+use crate::raft::{Raft, ReadState, SoftState, StateRole, INVALID_ID};
 use crate::status::{BasicStatus, Status};
 use crate::storage::Storage;
 use crate::types::EntryId;
@@ -114,10 +114,10 @@ pub struct RawNode<S: Storage> {
     prev_hard_state: HardState,
     last_number: u64,
     /// Readies handed out and not yet advanced past persistence, oldest first.
-    records: VecDeque<ReadyRecord>,
+    records: SmallQueue<ReadyRecord>,
     /// Batches of committed entries handed out and not yet applied:
     /// (last index, encoded size), oldest first.
-    applying: VecDeque<(u64, u64)>,
+    applying: SmallQueue<(u64, u64)>,
     /// Emptied entry vectors of advanced Readies, reused by the next ones.
     spare_entries: Vec<Vec<Entry>>,
     /// Emptied vectors of self-addressed messages, reused by the next Readies.
@@ -141,8 +141,8 @@ impl<S: Storage> RawNode<S> {
             prev_soft_state,
             prev_hard_state,
             last_number: 0,
-            records: VecDeque::new(),
-            applying: VecDeque::new(),
+            records: SmallQueue::default(),
+            applying: SmallQueue::default(),
             spare_entries: Vec::new(),
             spare_messages: Vec::new(),
         })
@@ -287,9 +287,16 @@ impl<S: Storage> RawNode<S> {
 
     /// Processes a message received from a peer.
     ///
+    /// A peer's read or leader-transfer request that this node cannot
+    /// serve (it knows no leader, or refuses the transfer) is dropped and
+    /// `Ok` returned, as etcd's `RawNode.Step` does: [`Error::NoLeader`]
+    /// and [`Error::TransferRefused`] are for the local callers of
+    /// [`RawNode::read_index`] and [`RawNode::transfer_leader`].
+    ///
     /// # Errors
     /// [`Error::StepLocalMsg`] for local-only message types,
-    /// [`Error::StepPeerNotFound`] for responses from unknown peers.
+    /// [`Error::StepPeerNotFound`] for responses from unknown peers, and
+    /// [`Error::ProposalDropped`] for a forwarded proposal that is dropped.
     pub fn step(&mut self, m: Message) -> Result<()> {
         if m.msg_type.is_local() {
             return Err(Error::StepLocalMsg);
@@ -297,7 +304,12 @@ impl<S: Storage> RawNode<S> {
         if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {
             return Err(Error::StepPeerNotFound);
         }
-        self.raft.step(m)
+        let t = m.msg_type;
+        match self.raft.step(m) {
+            Err(Error::NoLeader) if t == MessageType::MsgReadIndex => Ok(()),
+            Err(Error::TransferRefused(_)) if t == MessageType::MsgTransferLeader => Ok(()),
+            r => r,
+        }
     }
 
     /// Requests a linearizable read. The answer arrives as a [`ReadState`]
@@ -401,12 +413,19 @@ impl<S: Storage> RawNode<S> {
         let messages = std::mem::take(&mut r.msgs);
         let mut persisted_messages = Vec::new();
         let mut steps = self.spare_messages.pop().unwrap_or_default();
-        for m in r.msgs_after_append.drain(..) {
+        // A leader keeps the vector's capacity for its next append (its
+        // own acknowledgements pass through it on every proposal); a
+        // follower lets it go, so an idle group pins no memory.
+        let mut after = std::mem::take(&mut r.msgs_after_append);
+        for m in after.drain(..) {
             if m.to == r.id {
                 steps.push(m);
             } else {
                 persisted_messages.push(m);
             }
+        }
+        if r.state == StateRole::Leader && after.capacity() <= 64 {
+            r.msgs_after_append = after;
         }
         let read_states = std::mem::take(&mut r.read_states);
         // As etcd (newStorageAppendRespMsg): attest the whole unstable log,
@@ -472,6 +491,13 @@ impl<S: Storage> RawNode<S> {
     /// Ready loop does not allocate them again. Very large buffers are let
     /// go so a burst does not pin memory.
     fn recycle(&mut self, rd: Ready) {
+        if self.raft.state != StateRole::Leader {
+            // Only a leader's Ready loop is hot enough to be worth the
+            // memory; followers (and idle groups) keep nothing.
+            self.spare_entries = Vec::new();
+            self.spare_messages = Vec::new();
+            return;
+        }
         const KEEP: usize = 4;
         const MAX_CAPACITY: usize = 4096;
         for mut v in [rd.entries, rd.committed_entries] {
@@ -600,5 +626,50 @@ impl<S: Storage> RawNode<S> {
     #[cfg(feature = "bug-injection")]
     pub fn bugs_mut(&mut self) -> &mut crate::raft::Bugs {
         &mut self.raft.bugs
+    }
+}
+
+/// A FIFO queue that holds its first element inline and allocates only
+/// when a second one is queued: most hosts have at most one Ready
+/// outstanding, and an idle group should not keep a heap buffer for it.
+#[derive(Debug)]
+struct SmallQueue<T> {
+    head: Option<T>,
+    rest: VecDeque<T>,
+}
+
+impl<T> Default for SmallQueue<T> {
+    fn default() -> Self {
+        SmallQueue {
+            head: None,
+            rest: VecDeque::new(),
+        }
+    }
+}
+
+impl<T> SmallQueue<T> {
+    fn push_back(&mut self, v: T) {
+        if self.head.is_none() && self.rest.is_empty() {
+            self.head = Some(v);
+        } else {
+            self.rest.push_back(v);
+        }
+    }
+
+    fn front(&self) -> Option<&T> {
+        self.head.as_ref().or_else(|| self.rest.front())
+    }
+
+    fn pop_front(&mut self) -> Option<T> {
+        match self.head.take() {
+            Some(v) => Some(v),
+            None => {
+                let v = self.rest.pop_front();
+                if self.rest.is_empty() && self.rest.capacity() > 0 {
+                    self.rest = VecDeque::new();
+                }
+                v
+            }
+        }
     }
 }

@@ -119,7 +119,7 @@ fn desc(m: &Message) -> String {
         MessageType::MsgHeartbeat => format!("{head} HB t{} c{}", m.term, m.commit),
         MessageType::MsgHeartbeatResp => format!("{head} HBResp t{}", m.term),
         MessageType::MsgSnap => {
-            let s = m.snapshot.clone().unwrap_or_default();
+            let s = m.snapshot.as_deref().cloned().unwrap_or_default();
             format!(
                 "{head} Snap t{} at {}/{} voters={:?}",
                 m.term, s.metadata.term, s.metadata.index, s.metadata.conf_state.voters
@@ -974,7 +974,7 @@ fn snapshot_succeed_via_app_resp_behind() {
     assert_eq!((snap.metadata.index, snap.metadata.term), (11, 1));
     let mut m = Message::new(MessageType::MsgSnap, 1, 3);
     m.term = c.term(1);
-    m.snapshot = Some(snap);
+    m.snapshot = Some(Box::new(snap));
     c.send(m);
     assert_eq!(progress(&c, 1, 3).state, ProgressState::Probe);
 

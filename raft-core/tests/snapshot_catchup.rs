@@ -8,6 +8,10 @@
 //! retried; a node restarts from a storage holding a snapshot and entries;
 //! and the acceptance scenario (a new node joins a 3-voter cluster whose log
 //! was compacted at 10,000 entries, with the leader never losing its role).
+//!
+//! Every node runs with `Config::new(id)`, raftlet's defaults: pre-vote and
+//! check-quorum on. Each test asserts so at its start (and again for nodes
+//! it adds or restarts).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
@@ -66,6 +70,8 @@ impl StateMachine {
 /// One host: the node, its storage and its state machine.
 struct Node {
     rn: RawNode<MemoryStorage>,
+    /// The configuration the node was built with.
+    config: Config,
     storage: MemoryStorage,
     sm: StateMachine,
     /// The last index applied to `sm` (entries or snapshot).
@@ -85,6 +91,7 @@ impl Node {
         let rn = RawNode::new(config, storage.clone()).expect("valid node");
         Node {
             rn,
+            config: config.clone(),
             storage,
             sm: StateMachine::default(),
             applied: 0,
@@ -152,6 +159,30 @@ impl Cluster {
     fn add_empty_node(&mut self, id: u64) {
         self.nodes
             .insert(id, Node::new(&Config::new(id), MemoryStorage::new()));
+    }
+
+    /// Asserts that every host runs with pre-vote and check-quorum on, as
+    /// `Config::new` (raftlet's defaults) sets them.
+    fn assert_pre_vote_and_check_quorum(&self) {
+        let defaults = Config::default();
+        assert!(
+            defaults.pre_vote && defaults.check_quorum,
+            "raftlet's defaults turn pre-vote and check-quorum on"
+        );
+        for (id, n) in &self.nodes {
+            assert_eq!(n.config.id, *id);
+            assert!(n.config.pre_vote, "node {id}: pre-vote off");
+            assert!(n.config.check_quorum, "node {id}: check-quorum off");
+            assert_eq!(
+                n.config,
+                Config {
+                    id: *id,
+                    applied: n.config.applied,
+                    ..Config::default()
+                },
+                "node {id} runs with the default config"
+            );
+        }
     }
 
     fn node(&self, id: u64) -> &Node {
@@ -381,6 +412,7 @@ impl Cluster {
 #[test]
 fn follower_catches_up_by_snapshot_then_appends() {
     let mut c = Cluster::bootstrapped(3, 100);
+    c.assert_pre_vote_and_check_quorum();
     let term = c.term(1);
     c.stable_leader = Some((1, term));
 
@@ -419,6 +451,7 @@ fn follower_catches_up_by_snapshot_then_appends() {
 #[test]
 fn failed_snapshot_is_retried() {
     let mut c = Cluster::bootstrapped(3, 50);
+    c.assert_pre_vote_and_check_quorum();
     let term = c.term(1);
     c.stable_leader = Some((1, term));
 
@@ -457,6 +490,7 @@ fn failed_snapshot_is_retried() {
 #[test]
 fn restart_from_snapshot_and_entries() {
     let mut c = Cluster::bootstrapped(3, 100);
+    c.assert_pre_vote_and_check_quorum();
     let term = c.term(1);
     c.stable_leader = Some((1, term));
     c.propose_many(1, 260, 10);
@@ -522,6 +556,7 @@ fn restart_from_snapshot_and_entries() {
     assert!(!node.rn.has_ready());
     assert_eq!(node.sm, before_sm, "the restarted state machine matches");
     c.nodes.insert(2, node);
+    c.assert_pre_vote_and_check_quorum();
 
     // The restarted node keeps following the same leader.
     c.propose_many(1, 20, 5);
@@ -538,6 +573,7 @@ fn restart_from_snapshot_and_entries() {
 fn new_node_joins_compacted_cluster() {
     const COMPACT: u64 = 10_000;
     let mut c = Cluster::bootstrapped(3, COMPACT);
+    c.assert_pre_vote_and_check_quorum();
     let term = c.term(1);
     c.stable_leader = Some((1, term));
 
@@ -545,6 +581,7 @@ fn new_node_joins_compacted_cluster() {
 
     // The learner is added, but its host only starts later.
     c.add_empty_node(4);
+    c.assert_pre_vote_and_check_quorum();
     c.down.insert(4);
     c.change_conf(1, ConfChangeType::ConfChangeAddLearnerNode, 4);
     assert_eq!(c.node(1).conf_state.learners, vec![4]);

@@ -225,7 +225,7 @@ fn j_message(v: &Value) -> Message {
         commit: j_u64(v, "commit"),
         snapshot: match field(v, "snapshot") {
             Value::Null => None,
-            s => Some(j_snapshot(s)),
+            s => Some(Box::new(j_snapshot(s))),
         },
         reject: j_bool(v, "reject"),
         reject_hint: j_u64(v, "rejectHint"),
@@ -575,14 +575,14 @@ fn golden_message_snap() {
         to: 3,
         from: 1,
         term: 2,
-        snapshot: Some(Snapshot {
+        snapshot: Some(Box::new(Snapshot {
             data: Some(Bytes::from_static(b"s")),
             metadata: SnapshotMetadata {
                 conf_state: ConfState::from_voters(vec![1, 2, 3]),
                 index: 20,
                 term: 2,
             },
-        }),
+        })),
         ..Message::default()
     };
     check_golden(
@@ -686,7 +686,7 @@ fn absent_fields() {
     assert_eq!(m.context, Some(Bytes::new()));
     // A present empty snapshot is Some(default).
     let m = Message::decode(&unhex("4a00")).unwrap();
-    assert_eq!(m.snapshot, Some(Snapshot::default()));
+    assert_eq!(m.snapshot, Some(Box::default()));
 }
 
 /// Unknown fields of every wire type are skipped, at top level and nested.
@@ -1094,7 +1094,7 @@ fn arb_message_with(responses: BoxedStrategy<Vec<Message>>) -> BoxedStrategy<Mes
                 index,
                 entries,
                 commit,
-                snapshot,
+                snapshot: snapshot.map(Box::new),
                 reject,
                 reject_hint,
                 context,

@@ -570,6 +570,7 @@ static void test_config(void) {
     EXPECT_RC(raftlet_config_set_promote_max_lag(NULL, 1000), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_config_set_max_learners(NULL, 1), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_config_set_seed(NULL, 0), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_coalesce_appends(NULL, false), RAFTLET_ERR_NULL_ARG);
 
     EXPECT_OK(raftlet_config_set_election_tick(cfg, 20));
     EXPECT_OK(raftlet_config_set_heartbeat_tick(cfg, 2));
@@ -588,6 +589,8 @@ static void test_config(void) {
     EXPECT_OK(raftlet_config_set_promote_max_lag(cfg, 10));
     EXPECT_OK(raftlet_config_set_max_learners(cfg, 2));
     EXPECT_OK(raftlet_config_set_seed(cfg, 42));
+    EXPECT_OK(raftlet_config_set_coalesce_appends(cfg, false));
+    EXPECT_OK(raftlet_config_set_coalesce_appends(cfg, true));
     EXPECT_OK(raftlet_config_validate(cfg));
 
     /* read_only_option: only 0 and 1 exist. */
@@ -726,6 +729,168 @@ static void test_conf_change_codec(void) {
     EXPECT_RC(raftlet_conf_change_decode(buf, len, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_OK(raftlet_conf_change_decode(NULL, 0, &keep)); /* the empty ConfChange */
     CHECK(keep.change_type == 0 && keep.node_id == 0);
+
+    /* v2 decode: sizing call, full decode, partial array, errors. */
+    EXPECT_OK(raftlet_conf_change_v2_encode(2, chs, 2, NULL, 0, buf, sizeof buf, &len));
+    uint32_t transition = 99;
+    size_t n_changes = 99;
+    EXPECT_OK(raftlet_conf_change_v2_decode(buf, len, &transition, NULL, 0, &n_changes));
+    CHECK(transition == 2 && n_changes == 2);
+    raftlet_conf_change_single got[2] = {{9, 9}, {9, 9}};
+    EXPECT_OK(raftlet_conf_change_v2_decode(buf, len, &transition, got, 2, &n_changes));
+    CHECK(got[0].change_type == 3 && got[0].node_id == 4);
+    CHECK(got[1].change_type == 0 && got[1].node_id == 5);
+    raftlet_conf_change_single one[1] = {{9, 9}};
+    EXPECT_OK(raftlet_conf_change_v2_decode(buf, len, &transition, one, 1, &n_changes));
+    CHECK(n_changes == 2 && one[0].node_id == 4);
+    EXPECT_RC(raftlet_conf_change_v2_decode(buf, len - 1, &transition, got, 2, &n_changes),
+              RAFTLET_ERR_DECODE);
+    EXPECT_RC(raftlet_conf_change_v2_decode(GARBAGE, sizeof GARBAGE, &transition, got, 2,
+                                            &n_changes),
+              RAFTLET_ERR_DECODE);
+    EXPECT_RC(raftlet_conf_change_v2_decode(buf, len, NULL, got, 2, &n_changes),
+              RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_conf_change_v2_decode(buf, len, &transition, got, 2, NULL),
+              RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_conf_change_v2_decode(buf, len, &transition, NULL, 2, &n_changes),
+              RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_conf_change_v2_decode(NULL, 4, &transition, got, 2, &n_changes),
+              RAFTLET_ERR_NULL_ARG);
+}
+
+static size_t log_count;
+static uint64_t log_last_node;
+
+static void count_log(void *user_data, uint32_t level, uint64_t node_id, const uint8_t *message,
+                      size_t message_len) {
+    size_t *calls = user_data;
+    (*calls)++;
+    log_count++;
+    log_last_node = node_id;
+    /* The message is NUL-terminated and message_len long. */
+    if (level > 3 || message[message_len] != 0) {
+        log_count = (size_t)-1;
+    }
+}
+
+static void test_log_callback(void) {
+    size_t calls = 0;
+    EXPECT_RC(raftlet_set_log_callback(count_log, &calls, 4), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_set_log_callback(count_log, &calls, 0));
+    raftlet_config *cfg = NULL;
+    raftlet_storage *st = NULL;
+    raftlet_node *n = NULL;
+    const uint64_t voters[] = {42};
+    EXPECT_OK(raftlet_config_new(42, &cfg));
+    EXPECT_OK(raftlet_storage_new_memory(&st));
+    EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 1, NULL, 0));
+    EXPECT_OK(raftlet_node_new(cfg, st, &n));
+    EXPECT_OK(raftlet_node_campaign(n));
+    CHECK(calls > 0 && log_count != (size_t)-1);
+    CHECK(log_last_node == 42);
+    /* Removing the callback stops delivery. */
+    EXPECT_OK(raftlet_set_log_callback(NULL, NULL, 0));
+    size_t before = calls;
+    EXPECT_OK(raftlet_node_tick(n));
+    raftlet_node_free(n);
+    n = NULL;
+    EXPECT_OK(raftlet_node_new(cfg, st, &n));
+    EXPECT_OK(raftlet_node_campaign(n));
+    CHECK(calls == before);
+    raftlet_node_free(n);
+    raftlet_storage_free(st);
+    raftlet_config_free(cfg);
+}
+
+/* The functions the Go binding uses to move data in bulk. */
+static void test_bulk_helpers(void) {
+    /* raftlet_storage_append_entries: a Message envelope whose field 7
+     * holds Entry{Type 0, Term 1, Index 1, Data "x"}. */
+    static const uint8_t one_entry[] = {0x3a, 0x09, 0x08, 0x00, 0x10, 0x01, 0x18,
+                                        0x01, 0x22, 0x01, 0x78};
+    static const uint8_t gap_entry[] = {0x3a, 0x09, 0x08, 0x00, 0x10, 0x01, 0x18,
+                                        0x05, 0x22, 0x01, 0x78};
+    /* ConfState{voters: [1], auto_leave: false}. */
+    static const uint8_t cs_one[] = {0x08, 0x01, 0x28, 0x00};
+    raftlet_storage *st = NULL;
+    EXPECT_OK(raftlet_storage_new_memory(&st));
+    EXPECT_RC(raftlet_storage_append_entries(NULL, one_entry, sizeof one_entry),
+              RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_append_entries(st, NULL, 3), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_append_entries(st, GARBAGE, sizeof GARBAGE), RAFTLET_ERR_DECODE);
+    EXPECT_RC(raftlet_storage_append_entries(st, gap_entry, sizeof gap_entry),
+              RAFTLET_ERR_UNAVAILABLE);
+    EXPECT_OK(raftlet_storage_append_entries(st, one_entry, sizeof one_entry));
+    uint64_t first = 0, last = 0;
+    EXPECT_OK(raftlet_storage_bounds(st, &first, &last));
+    CHECK(first == 1 && last == 1);
+
+    /* raftlet_storage_create_snapshot_with_conf_state + raftlet_storage_snapshot. */
+    EXPECT_RC(raftlet_storage_create_snapshot_with_conf_state(NULL, 1, cs_one, sizeof cs_one,
+                                                              B("s"), 1),
+              RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_create_snapshot_with_conf_state(st, 1, GARBAGE, sizeof GARBAGE,
+                                                              B("s"), 1),
+              RAFTLET_ERR_DECODE);
+    EXPECT_RC(raftlet_storage_create_snapshot_with_conf_state(st, 9, cs_one, sizeof cs_one,
+                                                              B("s"), 1),
+              RAFTLET_ERR_UNAVAILABLE);
+    EXPECT_OK(raftlet_storage_create_snapshot_with_conf_state(st, 1, cs_one, sizeof cs_one,
+                                                              B("s"), 1));
+    EXPECT_RC(raftlet_storage_create_snapshot_with_conf_state(st, 1, cs_one, sizeof cs_one,
+                                                              B("s"), 1),
+              RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE);
+    size_t snap_len = 0;
+    EXPECT_OK(raftlet_storage_snapshot(st, NULL, 0, &snap_len));
+    CHECK(snap_len > 0 && snap_len < 64);
+    uint8_t snap[64];
+    EXPECT_RC(raftlet_storage_snapshot(st, snap, snap_len - 1, &snap_len),
+              RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_storage_snapshot(st, snap, sizeof snap, &snap_len));
+    EXPECT_RC(raftlet_storage_snapshot(NULL, snap, sizeof snap, &snap_len), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_snapshot(st, snap, sizeof snap, NULL), RAFTLET_ERR_NULL_ARG);
+    /* The snapshot restores a fresh storage. */
+    raftlet_storage *st2 = NULL;
+    EXPECT_OK(raftlet_storage_new_memory(&st2));
+    EXPECT_OK(raftlet_storage_apply_snapshot(st2, snap, snap_len));
+    EXPECT_OK(raftlet_storage_bounds(st2, &first, &last));
+    CHECK(first == 2 && last == 1);
+
+    /* raftlet_node_conf_state and raftlet_ready_encode on a node over it. */
+    raftlet_config *cfg = NULL;
+    raftlet_node *n = NULL;
+    EXPECT_OK(raftlet_config_new(1, &cfg));
+    EXPECT_OK(raftlet_node_new(cfg, st2, &n));
+    size_t cs_len = 0;
+    EXPECT_OK(raftlet_node_conf_state(n, NULL, 0, &cs_len));
+    CHECK(cs_len == sizeof cs_one);
+    uint8_t cs[16];
+    EXPECT_RC(raftlet_node_conf_state(n, cs, cs_len - 1, &cs_len), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_node_conf_state(n, cs, sizeof cs, &cs_len));
+    CHECK(cs_len == sizeof cs_one && memcmp(cs, cs_one, sizeof cs_one) == 0);
+    EXPECT_RC(raftlet_node_conf_state(NULL, cs, sizeof cs, &cs_len), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_conf_state(n, cs, sizeof cs, NULL), RAFTLET_ERR_NULL_ARG);
+
+    EXPECT_OK(raftlet_node_campaign(n));
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    raftlet_bytes enc = {NULL, 0};
+    EXPECT_RC(raftlet_ready_encode(NULL, &enc), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_encode(rd, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_OK(raftlet_ready_encode(rd, &enc));
+    CHECK(enc.len > 0 && enc.ptr != NULL);
+    raftlet_bytes again = {NULL, 0};
+    EXPECT_OK(raftlet_ready_encode(rd, &again));
+    CHECK(again.ptr == enc.ptr && again.len == enc.len); /* built once */
+    EXPECT_OK(raftlet_storage_append_ready(st2, rd));
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    EXPECT_RC(raftlet_ready_encode(rd, &enc), RAFTLET_ERR_READY_STALE);
+    raftlet_ready_free(rd);
+
+    raftlet_node_free(n);
+    raftlet_config_free(cfg);
+    raftlet_storage_free(st2);
+    raftlet_storage_free(st);
 }
 
 static void test_message_header(void) {
@@ -1707,6 +1872,8 @@ int main(void) {
     RUN(test_config);
     RUN(test_conf_change_codec);
     RUN(test_message_header);
+    RUN(test_log_callback);
+    RUN(test_bulk_helpers);
     RUN(test_storage);
     RUN(test_node_null_args);
     RUN(test_no_leader_and_step_errors);

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 mod config;
 mod convert;
 mod errors;
+mod logging;
 mod raw_node;
 mod status;
 mod storage;
@@ -23,6 +24,7 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 #[pymodule(name = "_raftlet")]
 fn raftlet_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", VERSION)?;
+    logging::install();
     m.add_class::<config::PyConfig>()?;
     m.add_class::<storage::PyMemoryStorage>()?;
     m.add_class::<raw_node::PyRawNode>()?;

@@ -93,9 +93,13 @@ impl PyRawNode {
         py: Python<'_>,
         f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R,
     ) -> PyResult<R> {
-        let mut g = self.lock(py)?;
-        let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
-        Ok(f(node))
+        let r = {
+            let mut g = self.lock(py)?;
+            let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
+            f(node)
+        };
+        crate::logging::flush(py);
+        Ok(r)
     }
 
     /// Runs `f` on the node under its lock with the GIL released.
@@ -109,6 +113,7 @@ impl PyRawNode {
             let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
             Ok::<R, NodeUnusable>(f(node))
         });
+        crate::logging::flush(py);
         Ok(r?)
     }
 

@@ -586,7 +586,7 @@ impl PyMessage {
                 index: index.0,
                 entries,
                 commit: commit.0,
-                snapshot: snapshot.map(|s| s.inner.clone()),
+                snapshot: snapshot.map(|s| Box::new(s.inner.clone())),
                 reject,
                 reject_hint: reject_hint.0,
                 context: context.map(|c| c.0),
@@ -689,15 +689,14 @@ impl PyMessage {
     /// The snapshot of a ``MSG_SNAP`` (a copy), or ``None``.
     #[getter]
     fn snapshot(&self) -> Option<PySnapshot> {
-        self.inner
-            .snapshot
-            .as_ref()
-            .map(|s| PySnapshot { inner: s.clone() })
+        self.inner.snapshot.as_ref().map(|s| PySnapshot {
+            inner: (**s).clone(),
+        })
     }
 
     #[setter]
     fn set_snapshot(&mut self, v: Option<PyRef<'_, PySnapshot>>) {
-        self.inner.snapshot = v.map(|s| s.inner.clone());
+        self.inner.snapshot = v.map(|s| Box::new(s.inner.clone()));
     }
 
     /// Whether a response rejects the request.

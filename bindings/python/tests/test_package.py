@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+
+import pytest
 import pathlib
 
 import raftlet
@@ -78,3 +80,24 @@ def test_typed_package() -> None:
     pkg = pathlib.Path(raftlet.__file__).parent
     assert (pkg / "py.typed").exists()
     assert (pkg / "_raftlet.pyi").exists()
+
+
+def test_core_log_records_reach_the_raftlet_logger(caplog: pytest.LogCaptureFixture) -> None:
+    """Role changes logged by the Rust core arrive at logging.getLogger("raftlet")."""
+    import logging
+
+    import raftlet
+
+    storage = raftlet.MemoryStorage(raftlet.ConfState(voters=[7]))
+    node = raftlet.RawNode(raftlet.Config(7), storage)
+    with caplog.at_level(logging.INFO, logger="raftlet"):
+        node.campaign()
+        while node.has_ready():
+            rd = node.ready()
+            storage.append(rd.entries)
+            if rd.hard_state is not None:
+                storage.set_hard_state(rd.hard_state)
+            node.advance(rd)
+    messages = [r.getMessage() for r in caplog.records if r.name == "raftlet"]
+    assert "7 became leader at term 1" in messages, messages
+    assert all(getattr(r, "raft_node_id", None) == 7 for r in caplog.records if r.name == "raftlet")

@@ -373,7 +373,7 @@ impl WriteRaw for Message {
             n += message_field_len(e);
         }
         if let Some(s) = &self.snapshot {
-            n += message_field_len(s);
+            n += message_field_len(s.as_ref());
         }
         for r in &self.responses {
             n += message_field_len(r);
@@ -393,7 +393,7 @@ impl WriteRaw for Message {
         }
         put_varint_field(buf, tag(8, WT_VARINT), self.commit);
         if let Some(s) = &self.snapshot {
-            put_message_field(buf, tag(9, WT_LEN), s);
+            put_message_field(buf, tag(9, WT_LEN), s.as_ref());
         }
         put_varint_field(buf, tag(10, WT_VARINT), u64::from(self.reject));
         put_varint_field(buf, tag(11, WT_VARINT), self.reject_hint);
@@ -891,9 +891,11 @@ impl MergeRaw for Message {
                 9 => {
                     expect_wt!(wt, WT_LEN, "Message", "snapshot");
                     let body = r.len_delimited()?;
-                    self.snapshot
-                        .get_or_insert_with(Snapshot::default)
-                        .merge_raw(body, src, depth + 1)?;
+                    self.snapshot.get_or_insert_with(Box::default).merge_raw(
+                        body,
+                        src,
+                        depth + 1,
+                    )?;
                 }
                 10 => {
                     expect_wt!(wt, WT_VARINT, "Message", "reject");

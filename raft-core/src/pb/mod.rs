@@ -380,8 +380,9 @@ pub struct Message {
     pub entries: Vec<Entry>,
     /// The sender's commit index.
     pub commit: u64,
-    /// The snapshot of a `MsgSnap`; `None` when absent.
-    pub snapshot: Option<Snapshot>,
+    /// The snapshot of a `MsgSnap`; `None` when absent. Boxed (etcd's is a
+    /// pointer too): messages are moved often and most carry none.
+    pub snapshot: Option<Box<Snapshot>>,
     /// Whether a response rejects the request.
     pub reject: bool,
     /// The rejecting follower's hint for the leader's next probe.

@@ -405,10 +405,8 @@ impl<S: Storage> Raft<S> {
 
     fn tick_election(&mut self) {
         self.election_elapsed += 1;
-        // The timeout first: it reads two fields of this struct, while
-        // promotable() looks our progress up in another allocation. On an
-        // idle follower (the common case of a multi-raft host) the tick
-        // then touches nothing else.
+        // The timeout check comes first: it reads only this struct, so the
+        // common tick of an idle group touches no heap memory.
         if self.past_election_timeout() && self.promotable() {
             self.election_elapsed = 0;
             let _ = self.step(Message::new(MessageType::MsgHup, self.id, INVALID_ID));

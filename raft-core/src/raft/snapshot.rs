@@ -56,7 +56,7 @@ impl<S: Storage> Raft<S> {
             pr.become_snapshot(sindex);
         }
         let mut m = Message::new(MessageType::MsgSnap, INVALID_ID, to);
-        m.snapshot = Some(snapshot);
+        m.snapshot = Some(Box::new(snapshot));
         self.send(m);
         true
     }
@@ -64,7 +64,7 @@ impl<S: Storage> Raft<S> {
     /// Processes a snapshot from the leader (etcd `handleSnapshot`).
     pub(crate) fn handle_snapshot(&mut self, m: Message) {
         let from = m.from;
-        let s = m.snapshot.unwrap_or_default();
+        let s = m.snapshot.map(|b| *b).unwrap_or_default();
         let mut resp = Message::new(MessageType::MsgAppResp, INVALID_ID, from);
         if self.restore(s) {
             resp.index = self.raft_log.last_index();

@@ -248,7 +248,9 @@ impl ProgressTracker {
 
     /// Replaces the configuration and the progress map, as computed by
     /// [`crate::confchange`].
-    pub fn apply_conf(&mut self, config: Config, progress: ProgressMap) {
+    pub fn apply_conf(&mut self, config: Config, mut progress: ProgressMap) {
+        // Configurations change rarely; a group keeps exactly what it needs.
+        progress.shrink_to_fit();
         self.config = config;
         self.progress = progress;
     }

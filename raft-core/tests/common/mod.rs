@@ -26,6 +26,9 @@
 //!   end is stopped ([`Cluster::stop`]), when the recipient is unknown, or
 //!   when the optional [`Cluster::set_filter`] hook refuses it. Blocking is
 //!   checked at delivery time.
+//! * Optionally a node's outgoing link has a byte budget per tick
+//!   ([`Cluster::set_uplink_budget`]): its messages beyond the budget wait,
+//!   in order, for the next ticks instead of being delivered at once.
 //! * Everything observable is recorded: the **timeline** (role, term and
 //!   leader changes of every node, network events, notes), the **wire log**
 //!   (every message handed to the network, delivered or dropped, in order)
@@ -54,11 +57,13 @@ use std::fmt::Write as _;
 
 use bytes::Bytes;
 use raftlet::describe::describe_message;
+use raftlet::pb::Encode as _;
 use raftlet::pb::{
     ConfChangeI, ConfState, Entry, EntryType, HardState, Message, MessageType, Snapshot,
     SnapshotMetadata,
 };
-use raftlet::{Config, Error, MemoryStorage, RawNode, Ready, StateRole};
+use raftlet::tracker::Progress;
+use raftlet::{Config, Error, MemoryStorage, RawNode, ReadState, Ready, StateRole, Storage as _};
 
 /// How many stabilization rounds [`Cluster::stabilize`] runs before it
 /// declares a livelock and panics.
@@ -183,6 +188,10 @@ pub struct Cluster {
     wire: Vec<WireRecord>,
     readies: Vec<ReadySummary>,
     tweak: Box<dyn Fn(&mut Config)>,
+    /// Outgoing byte budgets per node (see [`Cluster::set_uplink_budget`]).
+    uplinks: BTreeMap<u64, Uplink>,
+    /// Every `ReadState` handed out in a Ready: (clock, node, read state).
+    read_log: Vec<(u64, u64, ReadState)>,
     /// Print the timeline and wire log when a test panics (default true).
     pub dump_on_panic: bool,
 }
@@ -248,6 +257,8 @@ impl Cluster {
             wire: Vec::new(),
             readies: Vec::new(),
             tweak,
+            uplinks: BTreeMap::new(),
+            read_log: Vec::new(),
             dump_on_panic: true,
         };
         for id in 1..=n {
@@ -760,6 +771,9 @@ impl Cluster {
             snapshot: rd.snapshot.as_ref().map(|s| s.metadata.index),
             messages: (rd.messages.len(), rd.persisted_messages.len()),
         });
+        for rs in &rd.read_states {
+            self.read_log.push((clock, id, rs.clone()));
+        }
         // 4. Advance (this may step our own vote or append acknowledgement).
         n.rn.advance(rd);
         for l in notes {
@@ -770,9 +784,12 @@ impl Cluster {
     }
 
     /// Delivers (or drops) every queued message in order, including the
-    /// ones queued while delivering. Returns whether any was queued.
+    /// ones queued while delivering. Returns whether any was queued or
+    /// released by an uplink budget.
     pub fn deliver_all(&mut self) -> bool {
-        let mut any = false;
+        // Messages held back by an uplink budget go first (a no-op when no
+        // budget is set).
+        let mut any = self.drain_uplinks();
         while let Some(m) = self.queue.pop_front() {
             any = true;
             self.deliver(m);
@@ -781,6 +798,14 @@ impl Cluster {
     }
 
     fn deliver(&mut self, m: Message) {
+        // An uplink budget may hold the message back (never without one).
+        if let Some(m) = self.throttle(m) {
+            self.transmit(m);
+        }
+    }
+
+    /// Delivers (or drops) `m` now, without looking at uplink budgets.
+    fn transmit(&mut self, m: Message) {
         let clock = self.clock;
         let (from, to) = (m.from, m.to);
         let reachable = !self.blocked.contains(&(from, to))
@@ -1074,5 +1099,261 @@ impl Cluster {
             s.create_snapshot(idx, cs, Some(data))
                 .unwrap_or_else(|e| panic!("node {id}: create_snapshot at {idx}: {e}"));
         }
+    }
+}
+
+// ----------------------------------------------------------------------
+// Slow links, new members and round-by-round driving (learner design
+// scenarios). These additions do not change the behaviour of anything
+// above: without an uplink budget every message is delivered as before.
+// ----------------------------------------------------------------------
+
+/// Statistics of one node's budgeted uplink.
+#[derive(Debug, Clone, Default)]
+pub struct UplinkStats {
+    /// Messages that went out (delivered or dropped by the network).
+    pub messages: u64,
+    /// Encoded bytes that went out.
+    pub bytes: u64,
+    /// Messages that had to wait for a later tick.
+    pub delayed: u64,
+    /// The largest backlog seen, in encoded bytes.
+    pub max_backlog_bytes: u64,
+    /// The largest backlog seen, in messages.
+    pub max_backlog_len: usize,
+    /// The most ticks a message of each type waited in the backlog.
+    pub max_wait: BTreeMap<MessageType, u64>,
+}
+
+/// A node's outgoing link that carries at most `bytes_per_tick` encoded
+/// bytes per tick (see [`Cluster::set_uplink_budget`]).
+#[derive(Debug, Clone, Default)]
+pub struct Uplink {
+    /// The budget: encoded message bytes the link carries per tick.
+    pub bytes_per_tick: u64,
+    /// Bytes that may still go out at the current clock.
+    credit: u64,
+    /// The clock of the last refill.
+    refilled_at: u64,
+    /// Messages waiting for credit, with the clock they were sent at.
+    backlog: VecDeque<(u64, Message)>,
+    /// What went through the link so far.
+    pub stats: UplinkStats,
+}
+
+impl Uplink {
+    fn backlog_bytes(&self) -> u64 {
+        self.backlog
+            .iter()
+            .map(|(_, m)| m.encoded_len() as u64)
+            .sum()
+    }
+}
+
+impl Cluster {
+    /// Gives node `id`'s outgoing link (all its messages, to every peer) a
+    /// budget of `bytes_per_tick` encoded bytes per tick, modelling a
+    /// saturated network interface (learner design, figure 1).
+    ///
+    /// A message goes out when the link has credit for its encoded size
+    /// (`Encode::encoded_len`) and nothing older is waiting; otherwise it
+    /// joins a FIFO backlog. The credit is refilled to `bytes_per_tick` at
+    /// every tick of the cluster clock; while a backlog waits, unused credit
+    /// carries over, so a message larger than the budget goes out after
+    /// enough ticks. The backlog is drained first in every delivery round.
+    /// Messages wait in the backlog before the partition checks: the wire
+    /// log records them when they finally go out.
+    pub fn set_uplink_budget(&mut self, id: u64, bytes_per_tick: u64) {
+        assert!(
+            bytes_per_tick > 0,
+            "a zero budget would never send anything"
+        );
+        let now = self.clock;
+        let u = self.uplinks.entry(id).or_default();
+        u.bytes_per_tick = bytes_per_tick;
+        u.credit = bytes_per_tick;
+        u.refilled_at = now;
+        self.note(format!(
+            "net: uplink of s{id} limited to {bytes_per_tick} bytes/tick"
+        ));
+    }
+
+    /// Removes `id`'s uplink budget; its backlog goes back to the front of
+    /// the network queue (in order) and is delivered by the next round.
+    /// Returns the link's statistics.
+    pub fn clear_uplink_budget(&mut self, id: u64) -> Option<UplinkStats> {
+        let u = self.uplinks.remove(&id)?;
+        for (_, m) in u.backlog.into_iter().rev() {
+            self.queue.push_front(m);
+        }
+        self.note(format!("net: uplink of s{id} unlimited"));
+        Some(u.stats)
+    }
+
+    /// The statistics of `id`'s budgeted uplink (`None` without a budget).
+    pub fn uplink_stats(&self, id: u64) -> Option<&UplinkStats> {
+        self.uplinks.get(&id).map(|u| &u.stats)
+    }
+
+    /// The messages waiting in `id`'s uplink backlog, oldest first.
+    pub fn uplink_backlog(&self, id: u64) -> Vec<Message> {
+        self.uplinks
+            .get(&id)
+            .map(|u| u.backlog.iter().map(|(_, m)| m.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Refills the credit of every uplink whose last refill was at an
+    /// earlier clock.
+    fn refill_uplinks(&mut self) {
+        let now = self.clock;
+        for u in self.uplinks.values_mut() {
+            if u.refilled_at != now {
+                let ticks = now.saturating_sub(u.refilled_at).max(1);
+                u.credit = if u.backlog.is_empty() {
+                    u.bytes_per_tick
+                } else {
+                    u.credit
+                        .saturating_add(u.bytes_per_tick.saturating_mul(ticks))
+                };
+                u.refilled_at = now;
+            }
+        }
+    }
+
+    /// Sends what the uplinks' credit allows from their backlogs. Returns
+    /// whether anything went out.
+    fn drain_uplinks(&mut self) -> bool {
+        if self.uplinks.is_empty() {
+            return false;
+        }
+        self.refill_uplinks();
+        let now = self.clock;
+        let mut out = Vec::new();
+        for u in self.uplinks.values_mut() {
+            while let Some((_, m)) = u.backlog.front() {
+                let size = m.encoded_len() as u64;
+                if size > u.credit {
+                    break;
+                }
+                let (sent_at, m) = u.backlog.pop_front().expect("front exists");
+                u.credit -= size;
+                u.stats.messages += 1;
+                u.stats.bytes += size;
+                let w = u.stats.max_wait.entry(m.msg_type).or_insert(0);
+                *w = (*w).max(now - sent_at);
+                out.push(m);
+            }
+        }
+        let any = !out.is_empty();
+        for m in out {
+            self.transmit(m);
+        }
+        any
+    }
+
+    /// Charges `m` to its sender's uplink budget: returns it when it may go
+    /// out now, or keeps it in the backlog (returns `None`).
+    fn throttle(&mut self, m: Message) -> Option<Message> {
+        if !self.uplinks.contains_key(&m.from) {
+            return Some(m);
+        }
+        self.refill_uplinks();
+        let now = self.clock;
+        let u = self.uplinks.get_mut(&m.from).expect("checked");
+        let size = m.encoded_len() as u64;
+        if u.backlog.is_empty() && size <= u.credit {
+            u.credit -= size;
+            u.stats.messages += 1;
+            u.stats.bytes += size;
+            u.stats.max_wait.entry(m.msg_type).or_insert(0);
+            return Some(m);
+        }
+        u.stats.delayed += 1;
+        u.backlog.push_back((now, m));
+        u.stats.max_backlog_len = u.stats.max_backlog_len.max(u.backlog.len());
+        let bytes = u.backlog_bytes();
+        u.stats.max_backlog_bytes = u.stats.max_backlog_bytes.max(bytes);
+        None
+    }
+
+    /// Adds node `id` as a new member whose storage is empty but already
+    /// reports the configuration `cs` (typically the current voters plus
+    /// `id` itself as a learner or voter, as a host does when it starts a
+    /// member that `member add` announced). Its config goes through the
+    /// tweak closure.
+    pub fn add_node_with_conf_state(&mut self, id: u64, cs: ConfState) {
+        assert!(!self.nodes.contains_key(&id), "node {id} already exists");
+        let storage = MemoryStorage::new();
+        storage.initialize_with_conf_state(cs.clone());
+        self.note(format!(
+            "node {id} added (empty log) with voters {:?} learners {:?}",
+            cs.voters, cs.learners
+        ));
+        self.insert_node(id, storage, Some(cs));
+    }
+
+    /// Runs one stabilization round: every running node with a Ready
+    /// handles it (in id order), then every queued message is delivered.
+    /// Returns whether anything happened ([`Cluster::stabilize`] repeats
+    /// this until nothing does); lets a test look at the cluster between
+    /// rounds.
+    pub fn stabilize_round(&mut self) -> bool {
+        let mut busy = false;
+        for id in self.ids() {
+            busy |= self.handle_ready(id);
+        }
+        busy |= self.deliver_all();
+        busy
+    }
+
+    /// Proposes several entries in one message on `id`
+    /// (`RawNode::propose_batch`), then stabilizes.
+    pub fn propose_batch<I, D>(&mut self, id: u64, batch: I) -> Result<(), Error>
+    where
+        I: IntoIterator<Item = D>,
+        D: Into<Bytes>,
+    {
+        let r = self.node_mut(id).rn.propose_batch(batch);
+        self.observe(id);
+        self.stabilize();
+        r
+    }
+
+    /// Asks `id` for a linearizable read (`RawNode::read_index`), then
+    /// stabilizes. The answer shows up in [`Cluster::read_states_of`].
+    pub fn read_index(&mut self, id: u64, ctx: impl Into<Bytes>) -> Result<(), Error> {
+        let r = self.node_mut(id).rn.read_index(ctx);
+        self.stabilize();
+        r
+    }
+
+    /// The `ReadState`s that `id`'s Readies handed out so far, in order.
+    pub fn read_states_of(&self, id: u64) -> Vec<ReadState> {
+        self.read_log
+            .iter()
+            .filter(|(_, n, _)| *n == id)
+            .map(|(_, _, rs)| rs.clone())
+            .collect()
+    }
+
+    /// The last index in `id`'s storage (what it persisted).
+    pub fn last_index(&self, id: u64) -> u64 {
+        self.node(id)
+            .storage
+            .last_index()
+            .unwrap_or_else(|e| panic!("node {id}: last_index: {e}"))
+    }
+
+    /// The configuration `id` runs with (voters, outgoing voters, learners,
+    /// learners_next, auto_leave), from `RawNode::status`.
+    pub fn tracker_config(&self, id: u64) -> raftlet::tracker::Config {
+        self.node(id).rn.status().config
+    }
+
+    /// `leader`'s progress of `peer` (`None` when `leader` does not lead or
+    /// does not track `peer`).
+    pub fn progress(&self, leader: u64, peer: u64) -> Option<Progress> {
+        self.node(leader).rn.status().progress.get(&peer).cloned()
     }
 }

@@ -452,7 +452,7 @@ fn assert_cc_v2(e: &Entry, want: &ConfChangeV2) {
 fn only_snapshot_to(env: &Env, to: u64) -> Snapshot {
     let snaps = env.sent_since(0, |m| m.msg_type == MessageType::MsgSnap && m.to == to);
     assert_eq!(snaps.len(), 1, "snapshots sent to {to}: {snaps:?}");
-    snaps[0].snapshot.clone().expect("snapshot")
+    *snaps[0].snapshot.clone().expect("snapshot")
 }
 
 // ---------------------------------------------------------------------------

@@ -673,6 +673,43 @@ fn test_raw_node_read_index() {
     assert_eq!(f.read_index(ctx), Err(Error::NoLeader));
 }
 
+/// raftlet regression (found by the Go interop tests): a peer's
+/// MsgReadIndex or MsgTransferLeader that this node cannot serve is
+/// dropped and `step` returns Ok, as etcd's `RawNode.Step` returns nil;
+/// the local `read_index` and `transfer_leader` still report the refusal.
+#[test]
+fn test_raw_node_step_drops_peer_requests_it_cannot_serve() {
+    let mut f = new_test_raw_node(1, 10, 1, new_test_storage(&[1, 2, 3], &[]));
+    let mut read = msg(MessageType::MsgReadIndex, 2, 1);
+    read.entries.push(data_entry(0, 0, "ctx"));
+    assert_eq!(
+        f.step(read),
+        Ok(()),
+        "read forwarded to a node without leader"
+    );
+    let transfer = msg(MessageType::MsgTransferLeader, 3, 1);
+    assert_eq!(
+        f.step(transfer),
+        Ok(()),
+        "transfer forwarded to a node without leader"
+    );
+    assert!(!f.has_ready(), "nothing is sent or changed");
+    assert_eq!(f.read_index(&b"ctx"[..]), Err(Error::NoLeader));
+    assert!(matches!(
+        f.transfer_leader(2),
+        Err(Error::TransferRefused(_))
+    ));
+
+    // A leader refuses a forwarded transfer to a stranger silently too.
+    let (mut l, _s) = new_multi_leader(&new_test_config(1, 10, 1), 3);
+    assert_eq!(l.step(msg(MessageType::MsgTransferLeader, 4, 1)), Ok(()));
+    assert_eq!(l.raft().lead_transferee, 0);
+    assert!(matches!(
+        l.transfer_leader(4),
+        Err(Error::TransferRefused(_))
+    ));
+}
+
 /// etcd: TestRawNodeStart
 #[test]
 fn test_raw_node_start() {
@@ -1919,14 +1956,14 @@ fn test_raw_node_advance_applies_only_its_ready() {
 /// A snapshot message from leader 1 at `index`/`term` for voters 1 and 2.
 fn snap_msg(to: u64, index: u64, term: u64) -> Message {
     let mut m = msg_term(MessageType::MsgSnap, 1, to, term);
-    m.snapshot = Some(Snapshot {
+    m.snapshot = Some(Box::new(Snapshot {
         data: Some(Bytes::from_static(b"state")),
         metadata: SnapshotMetadata {
             conf_state: ConfState::from_voters([1, 2]),
             index,
             term,
         },
-    });
+    }));
     m
 }
 

@@ -5,6 +5,12 @@
 //! through RawNode), plus raftlet checks of the snapshot paths listed in
 //! TEST-PLAN section 5 (temporarily unavailable snapshots, unreachable
 //! peers, inactive peers, out-of-band snapshots).
+//!
+//! Both modes: every test here runs twice, as `test_xxx` with etcd's test
+//! defaults (pre-vote and check-quorum off) and as
+//! `test_xxx_pre_vote_check_quorum` with raftlet's defaults (both on),
+//! except `test_snapshot_held_after_check_quorum_marks_peer_inactive`, which
+//! is about check-quorum and runs with the defaults only.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -17,6 +23,65 @@ use crate::pb::{ConfState, Entry, HardState, Message, MessageType, Snapshot};
 use crate::raw_node::{RawNode, SnapshotStatus};
 use crate::storage::{RaftState, Storage};
 use crate::tracker::ProgressState;
+
+/// The two configurations the tests here run under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// etcd's test defaults (`new_test_config`): pre-vote and check-quorum off.
+    Etcd,
+    /// raftlet's defaults (`Config::default()`): pre-vote and check-quorum on.
+    Defaults,
+}
+
+impl Mode {
+    /// Sets pre-vote and check-quorum as the mode says.
+    fn apply(self, c: &mut Config) {
+        match self {
+            Mode::Etcd => {
+                c.pre_vote = false;
+                c.check_quorum = false;
+            }
+            Mode::Defaults => {
+                let d = Config::default();
+                c.pre_vote = d.pre_vote;
+                c.check_quorum = d.check_quorum;
+                assert!(
+                    c.pre_vote && c.check_quorum,
+                    "raftlet's defaults turn pre-vote and check-quorum on"
+                );
+            }
+        }
+    }
+
+    /// Whether pre-vote and check-quorum are on.
+    fn on(self) -> bool {
+        self == Mode::Defaults
+    }
+
+    /// `new_test_config` under this mode.
+    fn config(self, id: u64, election: usize, heartbeat: usize) -> Config {
+        let mut c = new_test_config(id, election, heartbeat);
+        self.apply(&mut c);
+        c
+    }
+
+    /// `new_test_raft` under this mode.
+    fn raft(self, id: u64, election: usize, heartbeat: usize, storage: MemoryStorage) -> TestRaft {
+        let r = new_test_raft_with_config(&self.config(id, election, heartbeat), storage);
+        self.check(&r);
+        r
+    }
+
+    /// Asserts that a node runs in this mode.
+    fn check<S: Storage>(self, r: &Raft<S>) {
+        assert_eq!(
+            (r.pre_vote, r.check_quorum),
+            (self.on(), self.on()),
+            "node {} not in mode {self:?}",
+            r.id
+        );
+    }
+}
 
 /// etcd `testingSnap`: a snapshot at index 11, term 11, voters {1, 2}.
 fn testing_snap() -> Snapshot {
@@ -54,20 +119,19 @@ fn must_append_entry(r: &mut TestRaft, data: &'static [u8]) {
 /// A leader over a node restored from `testing_snap` (as etcd's tests, it
 /// keeps its own term, 1): its log is empty past index 11 except for the
 /// empty entry at 12 that it appended on election.
-fn leader_from_testing_snap(storage_peers: &[u64]) -> TestRaft {
-    let mut sm = new_test_raft(1, 10, 1, new_test_storage(storage_peers, &[]));
+fn leader_from_testing_snap(mode: Mode, storage_peers: &[u64]) -> TestRaft {
+    let mut sm = mode.raft(1, 10, 1, new_test_storage(storage_peers, &[]));
     assert!(sm.restore(testing_snap()));
     sm.become_candidate();
     sm.become_leader();
     sm
 }
 
-/// etcd: TestSendingSnapshotSetPendingSnapshot
-#[test]
-fn test_sending_snapshot_set_pending_snapshot() {
-    let mut sm = leader_from_testing_snap(&[1]);
+/// Peer 2 rejects a probe at the leader's first index: it needs entries the
+/// leader compacted, so only a snapshot helps.
+fn sending_snapshot_set_pending_snapshot(mode: Mode) {
+    let mut sm = leader_from_testing_snap(mode, &[1]);
 
-    // Peer 2 needs entries the leader no longer has: only a snapshot helps.
     let first = sm.raft_log.first_index();
     sm.trk.get_mut(2).unwrap().next = first;
 
@@ -80,10 +144,22 @@ fn test_sending_snapshot_set_pending_snapshot() {
     assert_eq!(pr.state, ProgressState::Snapshot);
 }
 
-/// etcd: TestPendingSnapshotPauseReplication
+/// etcd: TestSendingSnapshotSetPendingSnapshot
 #[test]
-fn test_pending_snapshot_pause_replication() {
-    let mut sm = leader_from_testing_snap(&[1, 2]);
+fn test_sending_snapshot_set_pending_snapshot() {
+    sending_snapshot_set_pending_snapshot(Mode::Etcd);
+}
+
+/// etcd: TestSendingSnapshotSetPendingSnapshot, with pre-vote and
+/// check-quorum on.
+#[test]
+fn test_sending_snapshot_set_pending_snapshot_pre_vote_check_quorum() {
+    sending_snapshot_set_pending_snapshot(Mode::Defaults);
+}
+
+/// A proposal sends nothing to a peer waiting for a snapshot.
+fn pending_snapshot_pause_replication(mode: Mode) {
+    let mut sm = leader_from_testing_snap(mode, &[1, 2]);
     sm.trk.get_mut(2).unwrap().become_snapshot(11);
 
     sm.step(local_prop(1, b"somedata")).unwrap();
@@ -91,10 +167,23 @@ fn test_pending_snapshot_pause_replication() {
     assert!(msgs.is_empty(), "unexpected messages {msgs:?}");
 }
 
-/// etcd: TestSnapshotFailure
+/// etcd: TestPendingSnapshotPauseReplication
 #[test]
-fn test_snapshot_failure() {
-    let mut sm = leader_from_testing_snap(&[1, 2]);
+fn test_pending_snapshot_pause_replication() {
+    pending_snapshot_pause_replication(Mode::Etcd);
+}
+
+/// etcd: TestPendingSnapshotPauseReplication, with pre-vote and
+/// check-quorum on.
+#[test]
+fn test_pending_snapshot_pause_replication_pre_vote_check_quorum() {
+    pending_snapshot_pause_replication(Mode::Defaults);
+}
+
+/// A failed snapshot sends the peer back to probing, paused, from where it
+/// was.
+fn snapshot_failure(mode: Mode) {
+    let mut sm = leader_from_testing_snap(mode, &[1, 2]);
     {
         let pr = sm.trk.get_mut(2).unwrap();
         pr.next = 1;
@@ -111,10 +200,22 @@ fn test_snapshot_failure() {
     assert_eq!(pr.state, ProgressState::Probe);
 }
 
-/// etcd: TestSnapshotSucceed
+/// etcd: TestSnapshotFailure
 #[test]
-fn test_snapshot_succeed() {
-    let mut sm = leader_from_testing_snap(&[1, 2]);
+fn test_snapshot_failure() {
+    snapshot_failure(Mode::Etcd);
+}
+
+/// etcd: TestSnapshotFailure, with pre-vote and check-quorum on.
+#[test]
+fn test_snapshot_failure_pre_vote_check_quorum() {
+    snapshot_failure(Mode::Defaults);
+}
+
+/// A delivered snapshot sends the peer to probing, paused, past the
+/// snapshot.
+fn snapshot_succeed(mode: Mode) {
+    let mut sm = leader_from_testing_snap(mode, &[1, 2]);
     {
         let pr = sm.trk.get_mut(2).unwrap();
         pr.next = 1;
@@ -130,18 +231,28 @@ fn test_snapshot_succeed() {
     assert_eq!(pr.state, ProgressState::Probe);
 }
 
-/// etcd: TestSnapshotAbort
+/// etcd: TestSnapshotSucceed
 #[test]
-fn test_snapshot_abort() {
-    let mut sm = leader_from_testing_snap(&[1, 2]);
+fn test_snapshot_succeed() {
+    snapshot_succeed(Mode::Etcd);
+}
+
+/// etcd: TestSnapshotSucceed, with pre-vote and check-quorum on.
+#[test]
+fn test_snapshot_succeed_pre_vote_check_quorum() {
+    snapshot_succeed(Mode::Defaults);
+}
+
+/// An acknowledgement at or past the pending snapshot's index ends the
+/// snapshot wait.
+fn snapshot_abort(mode: Mode) {
+    let mut sm = leader_from_testing_snap(mode, &[1, 2]);
     {
         let pr = sm.trk.get_mut(2).unwrap();
         pr.next = 1;
         pr.become_snapshot(11);
     }
 
-    // An acknowledgement at or past the pending snapshot's index ends the
-    // snapshot wait.
     let mut m = msg(MessageType::MsgAppResp, 2, 1);
     m.index = 11;
     sm.step(m).unwrap();
@@ -154,10 +265,21 @@ fn test_snapshot_abort() {
     assert_eq!(pr.inflights.count(), 1);
 }
 
-/// etcd: TestSendAppendForProgressSnapshot
+/// etcd: TestSnapshotAbort
 #[test]
-fn test_send_append_for_progress_snapshot() {
-    let mut r = new_test_raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
+fn test_snapshot_abort() {
+    snapshot_abort(Mode::Etcd);
+}
+
+/// etcd: TestSnapshotAbort, with pre-vote and check-quorum on.
+#[test]
+fn test_snapshot_abort_pre_vote_check_quorum() {
+    snapshot_abort(Mode::Defaults);
+}
+
+/// `send_append` sends nothing to a peer waiting for a snapshot.
+fn send_append_for_progress_snapshot(mode: Mode) {
+    let mut r = mode.raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
     r.become_candidate();
     r.become_leader();
     r.read_messages();
@@ -171,11 +293,24 @@ fn test_send_append_for_progress_snapshot() {
     }
 }
 
-/// etcd: TestRestore
+/// etcd: TestSendAppendForProgressSnapshot
 #[test]
-fn test_restore() {
+fn test_send_append_for_progress_snapshot() {
+    send_append_for_progress_snapshot(Mode::Etcd);
+}
+
+/// etcd: TestSendAppendForProgressSnapshot, with pre-vote and check-quorum
+/// on.
+#[test]
+fn test_send_append_for_progress_snapshot_pre_vote_check_quorum() {
+    send_append_for_progress_snapshot(Mode::Defaults);
+}
+
+/// Restoring a snapshot resets the log and the configuration; a node with
+/// an unapplied snapshot does not campaign (nor pre-campaign).
+fn restore(mode: Mode) {
     let s = test_snapshot(11, 11, &[1, 2, 3]);
-    let mut sm = new_test_raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
+    let mut sm = mode.raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
     assert!(sm.restore(s.clone()));
 
     assert_eq!(sm.raft_log.last_index(), s.metadata.index);
@@ -188,17 +323,29 @@ fn test_restore() {
         sm.tick();
     }
     assert_eq!(sm.state, StateRole::Follower);
+    assert!(sm.read_messages().is_empty(), "no (pre-)vote requests");
 }
 
-/// etcd: TestRestoreWithLearner
+/// etcd: TestRestore
 #[test]
-fn test_restore_with_learner() {
+fn test_restore() {
+    restore(Mode::Etcd);
+}
+
+/// etcd: TestRestore, with pre-vote and check-quorum on.
+#[test]
+fn test_restore_pre_vote_check_quorum() {
+    restore(Mode::Defaults);
+}
+
+/// A restored configuration keeps voters and learners apart.
+fn restore_with_learner(mode: Mode) {
     let s = snap_with_conf(ConfState {
         voters: vec![1, 2],
         learners: vec![3],
         ..ConfState::default()
     });
-    let mut sm = new_test_raft(3, 8, 2, new_test_storage(&[1, 2], &[3]));
+    let mut sm = mode.raft(3, 8, 2, new_test_storage(&[1, 2], &[3]));
     assert!(sm.restore(s.clone()));
 
     assert_eq!(sm.raft_log.last_index(), s.metadata.index);
@@ -222,15 +369,26 @@ fn test_restore_with_learner() {
     assert!(!sm.restore(s));
 }
 
-/// etcd: TestRestoreWithVotersOutgoing
+/// etcd: TestRestoreWithLearner
 #[test]
-fn test_restore_with_voters_outgoing() {
+fn test_restore_with_learner() {
+    restore_with_learner(Mode::Etcd);
+}
+
+/// etcd: TestRestoreWithLearner, with pre-vote and check-quorum on.
+#[test]
+fn test_restore_with_learner_pre_vote_check_quorum() {
+    restore_with_learner(Mode::Defaults);
+}
+
+/// A restored joint configuration keeps both halves.
+fn restore_with_voters_outgoing(mode: Mode) {
     let s = snap_with_conf(ConfState {
         voters: vec![2, 3, 4],
         voters_outgoing: vec![1, 2, 3],
         ..ConfState::default()
     });
-    let mut sm = new_test_raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
+    let mut sm = mode.raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
     assert!(sm.restore(s.clone()));
 
     assert_eq!(sm.raft_log.last_index(), s.metadata.index);
@@ -243,36 +401,71 @@ fn test_restore_with_voters_outgoing() {
         sm.tick();
     }
     assert_eq!(sm.state, StateRole::Follower);
+    assert!(sm.read_messages().is_empty(), "no (pre-)vote requests");
 }
 
-/// etcd: TestRestoreVoterToLearner
+/// etcd: TestRestoreWithVotersOutgoing
 #[test]
-fn test_restore_voter_to_learner() {
+fn test_restore_with_voters_outgoing() {
+    restore_with_voters_outgoing(Mode::Etcd);
+}
+
+/// etcd: TestRestoreWithVotersOutgoing, with pre-vote and check-quorum on.
+#[test]
+fn test_restore_with_voters_outgoing_pre_vote_check_quorum() {
+    restore_with_voters_outgoing(Mode::Defaults);
+}
+
+/// A voter restored from a snapshot that lists it as a learner becomes one.
+fn restore_voter_to_learner(mode: Mode) {
     let s = snap_with_conf(ConfState {
         voters: vec![1, 2],
         learners: vec![3],
         ..ConfState::default()
     });
-    let mut sm = new_test_raft(3, 10, 1, new_test_storage(&[1, 2, 3], &[]));
+    let mut sm = mode.raft(3, 10, 1, new_test_storage(&[1, 2, 3], &[]));
     assert!(!sm.is_learner);
     assert!(sm.restore(s));
     // Not checked by etcd, but what the restore is for.
     assert!(sm.is_learner);
 }
 
-/// etcd: TestRestoreLearnerPromotion
+/// etcd: TestRestoreVoterToLearner
 #[test]
-fn test_restore_learner_promotion() {
+fn test_restore_voter_to_learner() {
+    restore_voter_to_learner(Mode::Etcd);
+}
+
+/// etcd: TestRestoreVoterToLearner, with pre-vote and check-quorum on.
+#[test]
+fn test_restore_voter_to_learner_pre_vote_check_quorum() {
+    restore_voter_to_learner(Mode::Defaults);
+}
+
+/// A learner restored from a snapshot that lists it as a voter becomes one.
+fn restore_learner_promotion(mode: Mode) {
     let s = test_snapshot(11, 11, &[1, 2, 3]);
-    let mut sm = new_test_raft(3, 10, 1, new_test_storage(&[1, 2], &[3]));
+    let mut sm = mode.raft(3, 10, 1, new_test_storage(&[1, 2], &[3]));
     assert!(sm.is_learner);
     assert!(sm.restore(s));
     assert!(!sm.is_learner);
 }
 
-/// etcd: TestLearnerReceiveSnapshot
+/// etcd: TestRestoreLearnerPromotion
 #[test]
-fn test_learner_receive_snapshot() {
+fn test_restore_learner_promotion() {
+    restore_learner_promotion(Mode::Etcd);
+}
+
+/// etcd: TestRestoreLearnerPromotion, with pre-vote and check-quorum on.
+#[test]
+fn test_restore_learner_promotion_pre_vote_check_quorum() {
+    restore_learner_promotion(Mode::Defaults);
+}
+
+/// A learner with an empty log is caught up (by snapshot) by a leader whose
+/// log is compacted.
+fn learner_receive_snapshot(mode: Mode) {
     // Give node 1 a compacted log and a snapshot, both in its storage.
     let s = snap_with_conf(ConfState {
         voters: vec![1],
@@ -280,8 +473,8 @@ fn test_learner_receive_snapshot() {
         ..ConfState::default()
     });
     let store = new_test_storage(&[1], &[2]);
-    let mut n1 = new_test_raft(1, 10, 1, store.clone());
-    let n2 = new_test_raft(2, 10, 1, new_test_storage(&[1], &[2]));
+    let mut n1 = mode.raft(1, 10, 1, store.clone());
+    let n2 = mode.raft(2, 10, 1, new_test_storage(&[1], &[2]));
 
     assert!(n1.restore(s));
     let snap = n1.raft_log.next_unstable_snapshot().cloned().unwrap();
@@ -303,14 +496,28 @@ fn test_learner_receive_snapshot() {
     assert_eq!(nt.peer(1).state, StateRole::Leader);
     assert_eq!(nt.peer(1).raft_log.committed, 12);
     assert_eq!(nt.peer(2).raft_log.committed, nt.peer(1).raft_log.committed);
+    mode.check(nt.peer(1));
+    mode.check(nt.peer(2));
 }
 
-/// etcd: TestRestoreIgnoreSnapshot
+/// etcd: TestLearnerReceiveSnapshot
 #[test]
-fn test_restore_ignore_snapshot() {
+fn test_learner_receive_snapshot() {
+    learner_receive_snapshot(Mode::Etcd);
+}
+
+/// etcd: TestLearnerReceiveSnapshot, with pre-vote and check-quorum on.
+#[test]
+fn test_learner_receive_snapshot_pre_vote_check_quorum() {
+    learner_receive_snapshot(Mode::Defaults);
+}
+
+/// A snapshot not newer than the commit index is ignored; one covered by
+/// the log is ignored too but moves the commit index up to it.
+fn restore_ignore_snapshot(mode: Mode) {
     let previous = ents_with_terms(&[1, 1, 1]);
     let commit = 1;
-    let mut sm = new_test_raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
+    let mut sm = mode.raft(1, 10, 1, new_test_storage(&[1, 2], &[]));
     sm.raft_log.append(&previous);
     sm.raft_log.commit_to(commit);
 
@@ -328,12 +535,22 @@ fn test_restore_ignore_snapshot() {
     assert_eq!(sm.raft_log.last_index(), 3);
 }
 
-/// etcd: TestProvideSnap
+/// etcd: TestRestoreIgnoreSnapshot
 #[test]
-fn test_provide_snap() {
-    let mut sm = leader_from_testing_snap(&[1]);
+fn test_restore_ignore_snapshot() {
+    restore_ignore_snapshot(Mode::Etcd);
+}
 
-    // Peer 2 needs entries the leader no longer has.
+/// etcd: TestRestoreIgnoreSnapshot, with pre-vote and check-quorum on.
+#[test]
+fn test_restore_ignore_snapshot_pre_vote_check_quorum() {
+    restore_ignore_snapshot(Mode::Defaults);
+}
+
+/// A peer that needs compacted entries gets the snapshot.
+fn provide_snap(mode: Mode) {
+    let mut sm = leader_from_testing_snap(mode, &[1]);
+
     let first = sm.raft_log.first_index();
     sm.trk.get_mut(2).unwrap().next = first;
     let mut m = msg(MessageType::MsgAppResp, 2, 1);
@@ -348,13 +565,22 @@ fn test_provide_snap() {
     assert_eq!(msgs[0].snapshot.as_ref().unwrap().metadata.index, 11);
 }
 
-/// etcd: TestIgnoreProvidingSnap
+/// etcd: TestProvideSnap
 #[test]
-fn test_ignore_providing_snap() {
-    let mut sm = leader_from_testing_snap(&[1]);
+fn test_provide_snap() {
+    provide_snap(Mode::Etcd);
+}
 
-    // Peer 2 needs a snapshot but has not been heard from: the leader
-    // holds the snapshot back.
+/// etcd: TestProvideSnap, with pre-vote and check-quorum on.
+#[test]
+fn test_provide_snap_pre_vote_check_quorum() {
+    provide_snap(Mode::Defaults);
+}
+
+/// A peer that needs a snapshot but has not been heard from gets none.
+fn ignore_providing_snap(mode: Mode) {
+    let mut sm = leader_from_testing_snap(mode, &[1]);
+
     let first = sm.raft_log.first_index();
     {
         let pr = sm.trk.get_mut(2).unwrap();
@@ -367,17 +593,29 @@ fn test_ignore_providing_snap() {
     assert!(msgs.is_empty(), "unexpected messages {msgs:?}");
 }
 
-/// etcd: TestRestoreFromSnapMsg
+/// etcd: TestIgnoreProvidingSnap
 #[test]
-fn test_restore_from_snap_msg() {
-    let mut m = msg_term(MessageType::MsgSnap, 1, 2, 2);
-    m.snapshot = Some(testing_snap());
+fn test_ignore_providing_snap() {
+    ignore_providing_snap(Mode::Etcd);
+}
 
-    let mut sm = new_test_raft(2, 10, 1, new_test_storage(&[1, 2], &[]));
+/// etcd: TestIgnoreProvidingSnap, with pre-vote and check-quorum on.
+#[test]
+fn test_ignore_providing_snap_pre_vote_check_quorum() {
+    ignore_providing_snap(Mode::Defaults);
+}
+
+/// A follower restores a snapshot from the leader and acknowledges it.
+fn restore_from_snap_msg(mode: Mode) {
+    let mut m = msg_term(MessageType::MsgSnap, 1, 2, 2);
+    m.snapshot = Some(Box::new(testing_snap()));
+
+    let mut sm = mode.raft(2, 10, 1, new_test_storage(&[1, 2], &[]));
     sm.step(m).unwrap();
 
     assert_eq!(sm.lead, 1);
     // Beyond etcd's check: the snapshot was restored and acknowledged.
+    assert_eq!(sm.term, 2);
     assert_eq!(sm.raft_log.last_index(), 11);
     assert_eq!(sm.raft_log.committed, 11);
     let msgs = sm.read_messages();
@@ -388,11 +626,28 @@ fn test_restore_from_snap_msg() {
     assert!(!msgs[0].reject);
 }
 
-/// etcd: TestSlowNodeRestore
+/// etcd: TestRestoreFromSnapMsg
 #[test]
-fn test_slow_node_restore() {
-    let mut nt = Network::new(vec![None, None, None]);
+fn test_restore_from_snap_msg() {
+    restore_from_snap_msg(Mode::Etcd);
+}
+
+/// etcd: TestRestoreFromSnapMsg, with pre-vote and check-quorum on.
+#[test]
+fn test_restore_from_snap_msg_pre_vote_check_quorum() {
+    restore_from_snap_msg(Mode::Defaults);
+}
+
+/// A node that missed entries the leader compacted is caught up by the
+/// snapshot, then by appends.
+fn slow_node_restore(mode: Mode) {
+    let tweak = move |c: &mut Config| mode.apply(c);
+    let mut nt = Network::new_with_config(Some(&tweak), vec![None, None, None]);
+    for id in 1..=3 {
+        mode.check(nt.peer(id));
+    }
     nt.campaign(1);
+    assert_eq!(nt.peer(1).state, StateRole::Leader);
 
     nt.isolate(3);
     for _ in 0..=100 {
@@ -426,12 +681,27 @@ fn test_slow_node_restore() {
     nt.send(vec![prop(1, 1, b"")]);
     assert_eq!(nt.peer(3).raft_log.committed, nt.peer(1).raft_log.committed);
     assert!(nt.peer(3).raft_log.committed > applied);
+    // The same leader and term throughout.
+    assert_eq!(nt.peer(1).state, StateRole::Leader);
+    assert_eq!(nt.peer(3).term, nt.peer(1).term);
 }
 
-/// etcd: TestNodeRestartFromSnapshot (node_test.go; here through RawNode,
-/// as etcd's TestRawNodeRestartFromSnapshot)
+/// etcd: TestSlowNodeRestore
 #[test]
-fn test_node_restart_from_snapshot() {
+fn test_slow_node_restore() {
+    slow_node_restore(Mode::Etcd);
+}
+
+/// etcd: TestSlowNodeRestore, with pre-vote and check-quorum on.
+#[test]
+fn test_slow_node_restore_pre_vote_check_quorum() {
+    slow_node_restore(Mode::Defaults);
+}
+
+/// A node restarted over a storage holding a snapshot and a committed entry
+/// keeps its commit index and hands the entry out once, with nothing to
+/// persist.
+fn node_restart_from_snapshot(mode: Mode) {
     let snap = test_snapshot(2, 1, &[1, 2]);
     let entries = vec![Entry::new(1, 3, Bytes::from_static(b"foo"))];
     let st = HardState {
@@ -444,7 +714,11 @@ fn test_node_restart_from_snapshot() {
     s.wl().set_hard_state(st);
     s.wl().apply_snapshot(snap).unwrap();
     s.wl().append(&entries).unwrap();
-    let mut rn = RawNode::new(&new_test_config(1, 10, 1), s).unwrap();
+    let mut rn = RawNode::new(&mode.config(1, 10, 1), s).unwrap();
+    mode.check(rn.raft());
+    // Beyond etcd's check: the restored commit index and configuration.
+    assert_eq!(rn.raft().raft_log.committed, 3);
+    assert_eq!(rn.raft().trk.voter_nodes(), vec![1, 2]);
 
     let rd = rn.ready();
     // Nothing changed relative to what is persisted: no hard state, and
@@ -460,6 +734,19 @@ fn test_node_restart_from_snapshot() {
     assert!(rd.read_states.is_empty());
     rn.advance(rd);
     assert!(!rn.has_ready());
+}
+
+/// etcd: TestNodeRestartFromSnapshot (node_test.go; here through RawNode,
+/// as etcd's TestRawNodeRestartFromSnapshot)
+#[test]
+fn test_node_restart_from_snapshot() {
+    node_restart_from_snapshot(Mode::Etcd);
+}
+
+/// etcd: TestNodeRestartFromSnapshot, with pre-vote and check-quorum on.
+#[test]
+fn test_node_restart_from_snapshot_pre_vote_check_quorum() {
+    node_restart_from_snapshot(Mode::Defaults);
 }
 
 /// A MemoryStorage that counts the calls to [`Storage::snapshot`].
@@ -513,7 +800,9 @@ fn take_msgs<S: Storage>(r: &mut Raft<S>) -> Vec<Message> {
 /// A leader whose storage holds the snapshot at 11 (voters 1
 /// and 2), with peer 2 behind the compacted log; returns it with the
 /// snapshot-call counter.
-fn leader_with_stored_snapshot() -> (Raft<CountingStorage>, MemoryStorage, Rc<Cell<usize>>) {
+fn leader_with_stored_snapshot(
+    mode: Mode,
+) -> (Raft<CountingStorage>, MemoryStorage, Rc<Cell<usize>>) {
     let inner = MemoryStorage::new();
     inner.wl().apply_snapshot(testing_snap()).unwrap();
     let calls = Rc::new(Cell::new(0));
@@ -521,7 +810,8 @@ fn leader_with_stored_snapshot() -> (Raft<CountingStorage>, MemoryStorage, Rc<Ce
         inner: inner.clone(),
         snapshot_calls: calls.clone(),
     };
-    let mut r = Raft::new(&new_test_config(1, 10, 1), storage).unwrap();
+    let mut r = Raft::new(&mode.config(1, 10, 1), storage).unwrap();
+    mode.check(&r);
     r.become_candidate();
     r.become_leader();
     take_msgs(&mut r);
@@ -541,36 +831,50 @@ fn reject_from_2(index: u64, term: u64) -> Message {
 /// SnapshotTemporarilyUnavailable the leader neither panics nor retries at
 /// once; the next heartbeat response or append response from the peer
 /// triggers another try, which sends the snapshot.
-#[test]
-fn test_snapshot_temporarily_unavailable_retried_later() {
+fn snapshot_temporarily_unavailable_retried_later(mode: Mode) {
     for via_heartbeat in [true, false] {
-        let (mut r, inner, calls) = leader_with_stored_snapshot();
+        let ctx = format!("mode={mode:?} via_heartbeat={via_heartbeat}");
+        let (mut r, inner, calls) = leader_with_stored_snapshot(mode);
         inner.wl().trigger_snap_unavailable();
         let term = r.term;
 
         // Peer 2 has an empty log: it rejects the first probe.
         let next = r.trk.get(2).unwrap().next;
         r.step(reject_from_2(next - 1, term)).unwrap();
-        assert_eq!(calls.get(), 1, "exactly one snapshot request");
+        assert_eq!(calls.get(), 1, "{ctx}: exactly one snapshot request");
         let msgs = take_msgs(&mut r);
         assert!(
             msgs.iter().all(|m| m.msg_type != MessageType::MsgSnap),
-            "no snapshot while it is unavailable: {msgs:?}"
+            "{ctx}: no snapshot while it is unavailable: {msgs:?}"
         );
         let pr = r.trk.get(2).unwrap();
-        assert_eq!(pr.state, ProgressState::Probe);
-        assert_eq!(pr.pending_snapshot, 0);
+        assert_eq!(pr.state, ProgressState::Probe, "{ctx}");
+        assert_eq!(pr.pending_snapshot, 0, "{ctx}");
 
-        // Ticks alone (heartbeats going out) do not ask again.
-        for _ in 0..5 {
+        // Ticks alone (heartbeats going out) do not ask again. A full
+        // election timeout of them: with check-quorum on, that is one
+        // check-quorum round, which peer 2's rejection above lets the
+        // leader survive, and which marks peer 2 inactive again (a second
+        // silent round would depose the leader of this two-voter cluster).
+        for _ in 0..r.election_timeout {
             r.tick();
         }
-        assert_eq!(calls.get(), 1, "no retry without news from the peer");
+        assert_eq!(calls.get(), 1, "{ctx}: no retry without news from the peer");
         let msgs = take_msgs(&mut r);
-        assert!(msgs.iter().all(|m| m.msg_type == MessageType::MsgHeartbeat));
-        assert!(!msgs.is_empty());
+        assert!(
+            msgs.iter().all(|m| m.msg_type == MessageType::MsgHeartbeat),
+            "{ctx}: {msgs:?}"
+        );
+        assert!(!msgs.is_empty(), "{ctx}");
+        assert_eq!(r.state, StateRole::Leader, "{ctx}");
+        assert_eq!(
+            r.trk.get(2).unwrap().recent_active,
+            !mode.on(),
+            "{ctx}: only a check-quorum round marks peer 2 inactive"
+        );
 
-        // News from the peer: the leader tries again and succeeds.
+        // News from the peer (which also marks it active again): the leader
+        // tries again and succeeds.
         let m = if via_heartbeat {
             msg_term(MessageType::MsgHeartbeatResp, 2, 1, term)
         } else {
@@ -578,28 +882,44 @@ fn test_snapshot_temporarily_unavailable_retried_later() {
             reject_from_2(next - 1, term)
         };
         r.step(m).unwrap();
-        assert_eq!(calls.get(), 2);
+        assert_eq!(calls.get(), 2, "{ctx}");
         let msgs = take_msgs(&mut r);
         let snaps: Vec<_> = msgs
             .iter()
             .filter(|m| m.msg_type == MessageType::MsgSnap)
             .collect();
-        assert_eq!(snaps.len(), 1, "via_heartbeat={via_heartbeat}: {msgs:?}");
-        assert_eq!(snaps[0].to, 2);
-        assert_eq!(snaps[0].snapshot.as_ref().unwrap().metadata.index, 11);
+        assert_eq!(snaps.len(), 1, "{ctx}: {msgs:?}");
+        assert_eq!(snaps[0].to, 2, "{ctx}");
+        assert_eq!(
+            snaps[0].snapshot.as_ref().unwrap().metadata.index,
+            11,
+            "{ctx}"
+        );
         let pr = r.trk.get(2).unwrap();
-        assert_eq!(pr.state, ProgressState::Snapshot);
-        assert_eq!(pr.pending_snapshot, 11);
-        assert_eq!(r.state, StateRole::Leader);
+        assert_eq!(pr.state, ProgressState::Snapshot, "{ctx}");
+        assert_eq!(pr.pending_snapshot, 11, "{ctx}");
+        assert_eq!(r.state, StateRole::Leader, "{ctx}");
     }
+}
+
+/// raftlet: SnapshotTemporarilyUnavailable leads to a later retry.
+#[test]
+fn test_snapshot_temporarily_unavailable_retried_later() {
+    snapshot_temporarily_unavailable_retried_later(Mode::Etcd);
+}
+
+/// raftlet: SnapshotTemporarilyUnavailable leads to a later retry, with
+/// pre-vote and check-quorum on.
+#[test]
+fn test_snapshot_temporarily_unavailable_retried_later_pre_vote_check_quorum() {
+    snapshot_temporarily_unavailable_retried_later(Mode::Defaults);
 }
 
 /// raftlet (TEST-PLAN 5): a peer waiting for a snapshot gets no MsgApp,
 /// whatever wakes the leader up (proposals, commits, heartbeat responses,
 /// heartbeat ticks); it still gets heartbeats.
-#[test]
-fn test_peer_in_snapshot_state_gets_no_msg_app() {
-    let mut r = new_test_raft(1, 10, 1, new_test_storage(&[1, 2, 3], &[]));
+fn peer_in_snapshot_state_gets_no_msg_app(mode: Mode) {
+    let mut r = mode.raft(1, 10, 1, new_test_storage(&[1, 2, 3], &[]));
     r.become_candidate();
     r.become_leader();
     r.read_messages();
@@ -611,8 +931,14 @@ fn test_peer_in_snapshot_state_gets_no_msg_app() {
     r.trk.get_mut(2).unwrap().become_snapshot(1);
     r.read_messages();
 
+    // Two and a half election timeouts of ticks: with check-quorum on, two
+    // check-quorum rounds pass, each marking the peers inactive. Both peers
+    // answer every round (3 acknowledges appends, 2 answers heartbeats), so
+    // the leader keeps its role, and peer 2 is active again whenever it
+    // matters; it stays waiting for its snapshot throughout.
+    let rounds = 2 * r.election_timeout + r.election_timeout / 2;
     let mut to_2 = Vec::new();
-    for i in 0..5 {
+    for i in 0..rounds {
         r.step(local_prop(1, b"data")).unwrap();
         to_2.extend(r.read_messages().into_iter().filter(|m| m.to == 2));
         let mut ack = msg(MessageType::MsgAppResp, 3, 1);
@@ -624,15 +950,29 @@ fn test_peer_in_snapshot_state_gets_no_msg_app() {
             .unwrap();
         r.tick();
         to_2.extend(r.read_messages().into_iter().filter(|m| m.to == 2));
+        assert_eq!(r.state, StateRole::Leader, "#{i}");
+        let pr = r.trk.get(2).unwrap();
+        assert_eq!(pr.state, ProgressState::Snapshot, "#{i}");
+        assert_eq!(pr.pending_snapshot, 1, "#{i}");
     }
     assert!(
         to_2.iter().all(|m| m.msg_type == MessageType::MsgHeartbeat),
         "{to_2:?}"
     );
     assert!(!to_2.is_empty(), "heartbeats still flow");
-    let pr = r.trk.get(2).unwrap();
-    assert_eq!(pr.state, ProgressState::Snapshot);
-    assert_eq!(pr.pending_snapshot, 1);
+}
+
+/// raftlet: a peer in Snapshot state gets no MsgApp.
+#[test]
+fn test_peer_in_snapshot_state_gets_no_msg_app() {
+    peer_in_snapshot_state_gets_no_msg_app(Mode::Etcd);
+}
+
+/// raftlet: a peer in Snapshot state gets no MsgApp, with pre-vote and
+/// check-quorum on.
+#[test]
+fn test_peer_in_snapshot_state_gets_no_msg_app_pre_vote_check_quorum() {
+    peer_in_snapshot_state_gets_no_msg_app(Mode::Defaults);
 }
 
 /// raftlet (TEST-PLAN 5): while a snapshot is in flight, the peer may catch
@@ -640,8 +980,7 @@ fn test_peer_in_snapshot_state_gets_no_msg_app() {
 /// An acknowledgement that reconnects it to the leader's log ends the wait
 /// and replication resumes, even below the pending snapshot's index; an
 /// acknowledgement that does not reconnect it leaves it waiting.
-#[test]
-fn test_snapshot_superseded_by_ack_within_log() {
+fn snapshot_superseded_by_ack_within_log(mode: Mode) {
     // The leader's storage: a snapshot at 11, entries 12..=15 of term 11.
     let storage = MemoryStorage::new();
     storage.wl().apply_snapshot(testing_snap()).unwrap();
@@ -652,7 +991,7 @@ fn test_snapshot_superseded_by_ack_within_log() {
         vote: 0,
         commit: 15,
     });
-    let mut r = new_test_raft(1, 10, 1, storage);
+    let mut r = mode.raft(1, 10, 1, storage);
     r.become_candidate();
     r.become_leader();
     r.read_messages();
@@ -693,12 +1032,26 @@ fn test_snapshot_superseded_by_ack_within_log() {
     assert_eq!(idx, vec![12, 13, 14, 15, 16]);
 }
 
+/// raftlet: an in-flight snapshot superseded by an acknowledgement within
+/// the leader's log.
+#[test]
+fn test_snapshot_superseded_by_ack_within_log() {
+    snapshot_superseded_by_ack_within_log(Mode::Etcd);
+}
+
+/// raftlet: an in-flight snapshot superseded by an acknowledgement within
+/// the leader's log, with pre-vote and check-quorum on.
+#[test]
+fn test_snapshot_superseded_by_ack_within_log_pre_vote_check_quorum() {
+    snapshot_superseded_by_ack_within_log(Mode::Defaults);
+}
+
 /// raftlet (TEST-PLAN 5): reporting a peer unreachable sends a replicating
 /// peer back to probing; a peer probing or waiting for a snapshot is left
-/// alone (etcd's MsgUnreachable).
-#[test]
-fn test_report_unreachable_replicate_to_probe() {
-    let mut rn = RawNode::new(&new_test_config(1, 10, 1), new_test_storage(&[1, 2], &[])).unwrap();
+/// alone (etcd's MsgUnreachable); a failed snapshot sends it to probing.
+fn report_unreachable_replicate_to_probe(mode: Mode) {
+    let mut rn = RawNode::new(&mode.config(1, 10, 1), new_test_storage(&[1, 2], &[])).unwrap();
+    mode.check(rn.raft());
     rn.raft_mut().become_candidate();
     rn.raft_mut().become_leader();
     let last = rn.raft().raft_log.last_index();
@@ -741,14 +1094,27 @@ fn test_report_unreachable_replicate_to_probe() {
     assert_eq!(pr.state, ProgressState::Probe);
     assert_eq!(pr.next, last + 1);
     assert!(pr.msg_app_flow_paused);
+    assert_eq!(rn.raft().state, StateRole::Leader);
+}
+
+/// raftlet: report_unreachable and report_snapshot(Failure).
+#[test]
+fn test_report_unreachable_replicate_to_probe() {
+    report_unreachable_replicate_to_probe(Mode::Etcd);
+}
+
+/// raftlet: report_unreachable and report_snapshot(Failure), with pre-vote
+/// and check-quorum on.
+#[test]
+fn test_report_unreachable_replicate_to_probe_pre_vote_check_quorum() {
+    report_unreachable_replicate_to_probe(Mode::Defaults);
 }
 
 /// raftlet (TEST-PLAN 5): a snapshot is not sent to a peer that has not
 /// been heard from recently; once it answers (a heartbeat response), the
 /// snapshot goes out.
-#[test]
-fn test_snapshot_not_sent_to_inactive_peer() {
-    let mut sm = leader_from_testing_snap(&[1]);
+fn snapshot_not_sent_to_inactive_peer(mode: Mode) {
+    let mut sm = leader_from_testing_snap(mode, &[1]);
     let first = sm.raft_log.first_index();
     {
         let pr = sm.trk.get_mut(2).unwrap();
@@ -756,8 +1122,12 @@ fn test_snapshot_not_sent_to_inactive_peer() {
         pr.recent_active = false;
     }
 
-    // Proposals and heartbeat ticks do not send it.
-    for _ in 0..3 {
+    // Proposals and heartbeat ticks do not send it. Fewer ticks than an
+    // election timeout: with check-quorum on, a round in which peer 2 stays
+    // silent would (rightly) depose the leader of this two-voter cluster.
+    let ticks = 3;
+    assert!(ticks < sm.election_timeout);
+    for _ in 0..ticks {
         sm.step(local_prop(1, b"somedata")).unwrap();
         sm.tick();
     }
@@ -766,11 +1136,11 @@ fn test_snapshot_not_sent_to_inactive_peer() {
         msgs.iter().all(|m| m.msg_type == MessageType::MsgHeartbeat),
         "{msgs:?}"
     );
-    assert_eq!(sm.trk.get(2).unwrap().state, ProgressState::Probe);
-
-    // A check-quorum round marks peers inactive too; without news from the
-    // peer nothing changes.
-    assert!(!sm.trk.get(2).unwrap().recent_active);
+    assert!(!msgs.is_empty());
+    let pr = sm.trk.get(2).unwrap();
+    assert_eq!(pr.state, ProgressState::Probe);
+    assert!(!pr.recent_active);
+    assert_eq!(sm.state, StateRole::Leader);
 
     // The peer answers a heartbeat: now it is active and gets the snapshot.
     sm.step(msg_term(MessageType::MsgHeartbeatResp, 2, 1, sm.term))
@@ -784,15 +1154,28 @@ fn test_snapshot_not_sent_to_inactive_peer() {
     assert_eq!(pr.pending_snapshot, 11);
 }
 
+/// raftlet: no snapshot to an inactive peer until it answers.
+#[test]
+fn test_snapshot_not_sent_to_inactive_peer() {
+    snapshot_not_sent_to_inactive_peer(Mode::Etcd);
+}
+
+/// raftlet: no snapshot to an inactive peer until it answers, with pre-vote
+/// and check-quorum on.
+#[test]
+fn test_snapshot_not_sent_to_inactive_peer_pre_vote_check_quorum() {
+    snapshot_not_sent_to_inactive_peer(Mode::Defaults);
+}
+
 /// raftlet (TEST-PLAN 5): with check-quorum, each round marks peers
 /// inactive; a peer that needs a snapshot after such a round gets none
-/// until it is heard from again (here: its rejection of a probe).
+/// until it is heard from again (here: its rejection of a probe). Runs with
+/// raftlet's defaults only (pre-vote and check-quorum on): without
+/// check-quorum there are no rounds.
 #[test]
 fn test_snapshot_held_after_check_quorum_marks_peer_inactive() {
-    let mut c = new_test_config(1, 10, 1);
-    c.check_quorum = true;
     let storage = new_test_storage(&[1], &[]);
-    let mut sm = new_test_raft_with_config(&c, storage);
+    let mut sm = Mode::Defaults.raft(1, 10, 1, storage);
     assert!(sm.restore(test_snapshot(11, 11, &[1, 2, 3])));
     sm.persist();
     sm.become_candidate();

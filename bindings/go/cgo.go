@@ -1,0 +1,586 @@
+package raftlet
+
+// This file is the whole cgo boundary: every call into the C ABI is made
+// here, through small C helpers in the preamble. Each helper does all the
+// C work of one Go method (several C calls when needed) in one cgo
+// crossing and, on failure, copies raftlet_last_error_message() before
+// returning, so the thread-local message is read on the thread that set
+// it without runtime.LockOSThread.
+//
+// Rules kept throughout: Go memory passed to C holds no Go pointers and is
+// never retained by C (raftlet copies what it keeps); C memory handed to
+// Go is copied before the C object that owns it is freed; every method
+// that uses a C handle calls runtime.KeepAlive on its Go owner after the
+// C call.
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../include
+#cgo LDFLAGS: ${SRCDIR}/../../target/release/libraftlet.a -lm -ldl -lpthread
+
+#include <stdlib.h>
+#include <string.h>
+#include "raftlet.h"
+
+#if RAFTLET_VERSION_MAJOR != 0
+#error "this Go binding is written for raftlet 0.x: include/raftlet.h has another RAFTLET_VERSION_MAJOR"
+#endif
+
+// The outcome of a helper: the result code and, on failure, a malloc'd
+// copy of the last error message (freed by Go).
+typedef struct {
+	uint32_t code;
+	char *msg;
+} go_res;
+
+static go_res go_res_of(raftlet_result rc) {
+	go_res r;
+	r.code = (uint32_t)rc;
+	r.msg = NULL;
+	if (rc != RAFTLET_OK) {
+		const char *m = raftlet_last_error_message();
+		r.msg = strdup(m ? m : "");
+	}
+	return r;
+}
+
+// Every Config field, set in one crossing.
+typedef struct {
+	uint64_t id;
+	uint64_t election_tick;
+	uint64_t heartbeat_tick;
+	uint64_t applied;
+	uint64_t max_size_per_msg;
+	uint64_t max_committed_size_per_ready;
+	uint64_t max_uncommitted_entries_size;
+	uint64_t max_inflight_msgs;
+	uint64_t max_inflight_bytes;
+	uint64_t promote_max_lag;
+	uint64_t max_learners;
+	uint64_t seed;
+	uint32_t read_only_option;
+	bool check_quorum;
+	bool pre_vote;
+	bool disable_proposal_forwarding;
+	bool disable_conf_change_validation;
+	bool step_down_on_removal;
+	bool coalesce_appends;
+} go_config;
+
+typedef struct {
+	go_res res;
+	raftlet_node *node;
+} go_node_res;
+
+static go_node_res go_node_new(const go_config *c, const raftlet_storage *s) {
+	go_node_res out;
+	out.node = NULL;
+	raftlet_config *cfg = NULL;
+	raftlet_result rc = raftlet_config_new(c->id, &cfg);
+#define GO_SET(fn, v) if (rc == RAFTLET_OK) rc = fn(cfg, v)
+	GO_SET(raftlet_config_set_election_tick, c->election_tick);
+	GO_SET(raftlet_config_set_heartbeat_tick, c->heartbeat_tick);
+	GO_SET(raftlet_config_set_applied, c->applied);
+	GO_SET(raftlet_config_set_max_size_per_msg, c->max_size_per_msg);
+	GO_SET(raftlet_config_set_max_committed_size_per_ready, c->max_committed_size_per_ready);
+	GO_SET(raftlet_config_set_max_uncommitted_entries_size, c->max_uncommitted_entries_size);
+	GO_SET(raftlet_config_set_max_inflight_msgs, c->max_inflight_msgs);
+	GO_SET(raftlet_config_set_max_inflight_bytes, c->max_inflight_bytes);
+	GO_SET(raftlet_config_set_promote_max_lag, c->promote_max_lag);
+	GO_SET(raftlet_config_set_max_learners, c->max_learners);
+	GO_SET(raftlet_config_set_seed, c->seed);
+	GO_SET(raftlet_config_set_read_only_option, c->read_only_option);
+	GO_SET(raftlet_config_set_check_quorum, c->check_quorum);
+	GO_SET(raftlet_config_set_pre_vote, c->pre_vote);
+	GO_SET(raftlet_config_set_disable_proposal_forwarding, c->disable_proposal_forwarding);
+	GO_SET(raftlet_config_set_disable_conf_change_validation, c->disable_conf_change_validation);
+	GO_SET(raftlet_config_set_step_down_on_removal, c->step_down_on_removal);
+	GO_SET(raftlet_config_set_coalesce_appends, c->coalesce_appends);
+#undef GO_SET
+	if (rc == RAFTLET_OK) rc = raftlet_node_new(cfg, s, &out.node);
+	out.res = go_res_of(rc);
+	raftlet_config_free(cfg);
+	return out;
+}
+
+static go_res go_node_bootstrap(raftlet_node *n, const uint64_t *voters, size_t nv, const uint64_t *learners, size_t nl) {
+	return go_res_of(raftlet_node_bootstrap(n, voters, nv, learners, nl));
+}
+static go_res go_node_tick(raftlet_node *n) { return go_res_of(raftlet_node_tick(n)); }
+static go_res go_node_campaign(raftlet_node *n) { return go_res_of(raftlet_node_campaign(n)); }
+static go_res go_node_propose(raftlet_node *n, const uint8_t *d, size_t len) {
+	return go_res_of(raftlet_node_propose(n, d, len));
+}
+static go_res go_node_propose_conf_change(raftlet_node *n, const uint8_t *d, size_t len, bool v2) {
+	return go_res_of(raftlet_node_propose_conf_change(n, d, len, v2));
+}
+static go_res go_node_step(raftlet_node *n, const uint8_t *d, size_t len) {
+	return go_res_of(raftlet_node_step(n, d, len));
+}
+static go_res go_node_read_index(raftlet_node *n, const uint8_t *d, size_t len) {
+	return go_res_of(raftlet_node_read_index(n, d, len));
+}
+static go_res go_node_transfer_leader(raftlet_node *n, uint64_t id) {
+	return go_res_of(raftlet_node_transfer_leader(n, id));
+}
+static go_res go_node_forget_leader(raftlet_node *n) { return go_res_of(raftlet_node_forget_leader(n)); }
+static go_res go_node_report_unreachable(raftlet_node *n, uint64_t id) {
+	return go_res_of(raftlet_node_report_unreachable(n, id));
+}
+static go_res go_node_report_snapshot(raftlet_node *n, uint64_t id, bool ok) {
+	return go_res_of(raftlet_node_report_snapshot(n, id, ok));
+}
+
+typedef struct {
+	go_res res;
+	size_t len;
+} go_len_res;
+
+static go_len_res go_node_apply_conf_change(raftlet_node *n, const uint8_t *d, size_t len, bool v2, uint8_t *out, size_t cap) {
+	go_len_res r;
+	r.len = 0;
+	r.res = go_res_of(raftlet_node_apply_conf_change(n, d, len, v2, out, cap, &r.len));
+	return r;
+}
+static go_len_res go_node_conf_state(raftlet_node *n, uint8_t *out, size_t cap) {
+	go_len_res r;
+	r.len = 0;
+	r.res = go_res_of(raftlet_node_conf_state(n, out, cap, &r.len));
+	return r;
+}
+
+typedef struct {
+	go_res res;
+	bool has;
+} go_bool_res;
+
+static go_bool_res go_node_has_ready(raftlet_node *n) {
+	go_bool_res r;
+	r.has = false;
+	r.res = go_res_of(raftlet_node_has_ready(n, &r.has));
+	return r;
+}
+
+// A ready and its envelope (bytes owned by the ready).
+typedef struct {
+	go_res res;
+	raftlet_ready *rd;
+	const uint8_t *buf;
+	size_t len;
+} go_ready_res;
+
+static go_ready_res go_node_ready(raftlet_node *n) {
+	go_ready_res r;
+	r.rd = NULL;
+	r.buf = NULL;
+	r.len = 0;
+	raftlet_ready *rd = NULL;
+	raftlet_result rc = raftlet_node_ready(n, &rd);
+	if (rc == RAFTLET_OK) {
+		raftlet_bytes b;
+		rc = raftlet_ready_encode(rd, &b);
+		if (rc == RAFTLET_OK) {
+			r.rd = rd;
+			r.buf = b.ptr;
+			r.len = b.len;
+		}
+	}
+	r.res = go_res_of(rc);
+	if (rc != RAFTLET_OK) raftlet_ready_free(rd);
+	return r;
+}
+
+// Advances and, on success, frees the ready.
+static go_res go_node_advance(raftlet_node *n, raftlet_ready *rd) {
+	go_res r = go_res_of(raftlet_node_advance(n, rd));
+	if (r.code == RAFTLET_OK) raftlet_ready_free(rd);
+	return r;
+}
+
+typedef struct {
+	go_res res;
+	raftlet_status st;
+	size_t nprogress;
+} go_status_res;
+
+static go_status_res go_node_status(raftlet_node *n, raftlet_progress *prs, size_t cap) {
+	go_status_res r;
+	memset(&r.st, 0, sizeof r.st);
+	r.nprogress = 0;
+	raftlet_result rc = raftlet_node_status(n, &r.st);
+	if (rc == RAFTLET_OK && prs != NULL) rc = raftlet_node_progress(n, prs, cap, &r.nprogress);
+	r.res = go_res_of(rc);
+	return r;
+}
+
+typedef struct {
+	go_res res;
+	raftlet_message_header h;
+} go_header_res;
+
+static go_header_res go_message_decode_header(const uint8_t *d, size_t len) {
+	go_header_res r;
+	memset(&r.h, 0, sizeof r.h);
+	r.res = go_res_of(raftlet_message_decode_header(d, len, &r.h));
+	return r;
+}
+
+typedef struct {
+	go_res res;
+	raftlet_storage *storage;
+} go_storage_res;
+
+static go_storage_res go_storage_new(void) {
+	go_storage_res r;
+	r.storage = NULL;
+	r.res = go_res_of(raftlet_storage_new_memory(&r.storage));
+	return r;
+}
+static go_res go_storage_append_entries(raftlet_storage *s, const uint8_t *d, size_t len) {
+	return go_res_of(raftlet_storage_append_entries(s, d, len));
+}
+static go_res go_storage_append_ready(raftlet_storage *s, const raftlet_ready *rd) {
+	return go_res_of(raftlet_storage_append_ready(s, rd));
+}
+static go_res go_storage_set_hard_state(raftlet_storage *s, uint64_t term, uint64_t vote, uint64_t commit) {
+	return go_res_of(raftlet_storage_set_hard_state(s, term, vote, commit));
+}
+static go_res go_storage_set_conf_state(raftlet_storage *s, const uint8_t *d, size_t len) {
+	return go_res_of(raftlet_storage_set_conf_state_encoded(s, d, len));
+}
+static go_res go_storage_apply_snapshot(raftlet_storage *s, const uint8_t *d, size_t len) {
+	return go_res_of(raftlet_storage_apply_snapshot(s, d, len));
+}
+// Creates a snapshot and copies the one held, in one crossing: into `out`
+// when it fits in `cap`, else *len_out tells the size needed.
+static go_len_res go_storage_create_snapshot(raftlet_storage *s, uint64_t index, const uint8_t *cs, size_t cs_len,
+		const uint8_t *data, size_t data_len, uint8_t *out, size_t cap) {
+	go_len_res r;
+	r.len = 0;
+	raftlet_result rc = raftlet_storage_create_snapshot_with_conf_state(s, index, cs, cs_len, data, data_len);
+	if (rc == RAFTLET_OK) {
+		rc = raftlet_storage_snapshot(s, NULL, 0, &r.len);
+		if (rc == RAFTLET_OK && r.len <= cap && out != NULL) rc = raftlet_storage_snapshot(s, out, cap, &r.len);
+	}
+	r.res = go_res_of(rc);
+	return r;
+}
+static go_len_res go_storage_snapshot(raftlet_storage *s, uint8_t *out, size_t cap) {
+	go_len_res r;
+	r.len = 0;
+	r.res = go_res_of(raftlet_storage_snapshot(s, out, cap, &r.len));
+	return r;
+}
+static go_res go_storage_compact(raftlet_storage *s, uint64_t index) {
+	return go_res_of(raftlet_storage_compact(s, index));
+}
+
+typedef struct {
+	go_res res;
+	uint64_t first;
+	uint64_t last;
+} go_bounds_res;
+
+static go_bounds_res go_storage_bounds(raftlet_storage *s) {
+	go_bounds_res r;
+	r.first = 0;
+	r.last = 0;
+	r.res = go_res_of(raftlet_storage_bounds(s, &r.first, &r.last));
+	return r;
+}
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+// errorOf turns a helper's outcome into an error (nil on success).
+func errorOf(r C.go_res) error {
+	if r.code == 0 {
+		return nil
+	}
+	msg := ""
+	if r.msg != nil {
+		msg = C.GoString(r.msg)
+		C.free(unsafe.Pointer(r.msg))
+	}
+	return &Error{Code: Code(r.code), Msg: msg}
+}
+
+// bytesPtr is the C view of a Go byte slice for the duration of a call:
+// NULL for an empty slice.
+func bytesPtr(b []byte) (*C.uint8_t, C.size_t) {
+	if len(b) == 0 {
+		return nil, 0
+	}
+	return (*C.uint8_t)(unsafe.Pointer(&b[0])), C.size_t(len(b))
+}
+
+// Handle types, so that other files need no cgo.
+type (
+	cNode    = *C.raftlet_node
+	cStorage = *C.raftlet_storage
+	cReady   = *C.raftlet_ready
+)
+
+// cVersion is raftlet_version() of the linked library.
+func cVersion() string { return C.GoString(C.raftlet_version()) }
+
+// cResultName is raftlet_result_str(code).
+func cResultName(c Code) string { return C.GoString(C.raftlet_result_str(C.uint32_t(c))) }
+
+// cConfig mirrors the C go_config struct in Go terms.
+type cConfig struct {
+	id, electionTick, heartbeatTick, applied                 uint64
+	maxSizePerMsg, maxCommittedSizePerReady                  uint64
+	maxUncommittedEntriesSize, maxInflightMsgs               uint64
+	maxInflightBytes, promoteMaxLag, maxLearners, seed       uint64
+	readOnlyOption                                           uint32
+	checkQuorum, preVote, disableProposalForwarding          bool
+	disableConfChangeValidation, stepDownOnRemoval, coalesce bool
+}
+
+func cNodeNew(c *cConfig, s cStorage) (cNode, error) {
+	cc := C.go_config{
+		id:                             C.uint64_t(c.id),
+		election_tick:                  C.uint64_t(c.electionTick),
+		heartbeat_tick:                 C.uint64_t(c.heartbeatTick),
+		applied:                        C.uint64_t(c.applied),
+		max_size_per_msg:               C.uint64_t(c.maxSizePerMsg),
+		max_committed_size_per_ready:   C.uint64_t(c.maxCommittedSizePerReady),
+		max_uncommitted_entries_size:   C.uint64_t(c.maxUncommittedEntriesSize),
+		max_inflight_msgs:              C.uint64_t(c.maxInflightMsgs),
+		max_inflight_bytes:             C.uint64_t(c.maxInflightBytes),
+		promote_max_lag:                C.uint64_t(c.promoteMaxLag),
+		max_learners:                   C.uint64_t(c.maxLearners),
+		seed:                           C.uint64_t(c.seed),
+		read_only_option:               C.uint32_t(c.readOnlyOption),
+		check_quorum:                   C.bool(c.checkQuorum),
+		pre_vote:                       C.bool(c.preVote),
+		disable_proposal_forwarding:    C.bool(c.disableProposalForwarding),
+		disable_conf_change_validation: C.bool(c.disableConfChangeValidation),
+		step_down_on_removal:           C.bool(c.stepDownOnRemoval),
+		coalesce_appends:               C.bool(c.coalesce),
+	}
+	r := C.go_node_new(&cc, s)
+	if err := errorOf(r.res); err != nil {
+		return nil, err
+	}
+	return r.node, nil
+}
+
+func cNodeFree(n cNode) { C.raftlet_node_free(n) }
+
+func cNodeBootstrap(n cNode, voters, learners []uint64) error {
+	var vp, lp *C.uint64_t
+	if len(voters) > 0 {
+		vp = (*C.uint64_t)(unsafe.Pointer(&voters[0]))
+	}
+	if len(learners) > 0 {
+		lp = (*C.uint64_t)(unsafe.Pointer(&learners[0]))
+	}
+	return errorOf(C.go_node_bootstrap(n, vp, C.size_t(len(voters)), lp, C.size_t(len(learners))))
+}
+
+func cNodeTick(n cNode) error     { return errorOf(C.go_node_tick(n)) }
+func cNodeCampaign(n cNode) error { return errorOf(C.go_node_campaign(n)) }
+
+func cNodePropose(n cNode, data []byte) error {
+	p, l := bytesPtr(data)
+	return errorOf(C.go_node_propose(n, p, l))
+}
+
+func cNodeProposeConfChange(n cNode, cc []byte, v2 bool) error {
+	p, l := bytesPtr(cc)
+	return errorOf(C.go_node_propose_conf_change(n, p, l, C.bool(v2)))
+}
+
+func cNodeStep(n cNode, msg []byte) error {
+	p, l := bytesPtr(msg)
+	return errorOf(C.go_node_step(n, p, l))
+}
+
+func cNodeReadIndex(n cNode, ctx []byte) error {
+	p, l := bytesPtr(ctx)
+	return errorOf(C.go_node_read_index(n, p, l))
+}
+
+func cNodeTransferLeader(n cNode, id uint64) error {
+	return errorOf(C.go_node_transfer_leader(n, C.uint64_t(id)))
+}
+
+func cNodeForgetLeader(n cNode) error { return errorOf(C.go_node_forget_leader(n)) }
+
+func cNodeReportUnreachable(n cNode, id uint64) error {
+	return errorOf(C.go_node_report_unreachable(n, C.uint64_t(id)))
+}
+
+func cNodeReportSnapshot(n cNode, id uint64, ok bool) error {
+	return errorOf(C.go_node_report_snapshot(n, C.uint64_t(id), C.bool(ok)))
+}
+
+// cNodeApplyConfChange applies cc and writes the new ConfState into out;
+// it returns the ConfState's length, which exceeds len(out) (with a nil
+// error) when out was too small: the change is applied all the same.
+func cNodeApplyConfChange(n cNode, cc []byte, v2 bool, out []byte) (int, error) {
+	p, l := bytesPtr(cc)
+	op, ocap := bytesPtr(out)
+	r := C.go_node_apply_conf_change(n, p, l, C.bool(v2), op, ocap)
+	err := errorOf(r.res)
+	if int(r.len) > len(out) && isCode(err, CodeInvalidArg) {
+		err = nil
+	}
+	return int(r.len), err
+}
+
+// cNodeConfState writes the current ConfState into out and returns its
+// length (larger than len(out), with a nil error, when out is too small).
+func cNodeConfState(n cNode, out []byte) (int, error) {
+	op, ocap := bytesPtr(out)
+	r := C.go_node_conf_state(n, op, ocap)
+	err := errorOf(r.res)
+	if int(r.len) > len(out) && isCode(err, CodeInvalidArg) {
+		err = nil
+	}
+	return int(r.len), err
+}
+
+func cNodeHasReady(n cNode) (bool, error) {
+	r := C.go_node_has_ready(n)
+	return bool(r.has), errorOf(r.res)
+}
+
+// cNodeReady takes the next ready; the envelope view is valid until the
+// ready is freed.
+func cNodeReady(n cNode) (cReady, []byte, error) {
+	r := C.go_node_ready(n)
+	if err := errorOf(r.res); err != nil {
+		return nil, nil, err
+	}
+	var view []byte
+	if r.len > 0 {
+		view = unsafe.Slice((*byte)(unsafe.Pointer(r.buf)), int(r.len))
+	}
+	return r.rd, view, nil
+}
+
+// cNodeAdvance advances and frees the ready (only on success).
+func cNodeAdvance(n cNode, rd cReady) error { return errorOf(C.go_node_advance(n, rd)) }
+
+func cReadyFree(rd cReady) { C.raftlet_ready_free(rd) }
+
+// cStatus is the scalar part of raftlet_status.
+type cStatus struct {
+	id, term, vote, commit, lead, applied, leadTransferee uint64
+	role                                                  uint32
+	progressCount                                         int
+}
+
+// cProgress is raftlet_progress.
+type cProgress = C.raftlet_progress
+
+func newProgressBuf(n int) []cProgress { return make([]cProgress, n) }
+
+func progressFields(p *cProgress) (id, match, next uint64, state uint32, learner, active bool, pending uint64) {
+	return uint64(p.id), uint64(p.match_index), uint64(p.next_index), uint32(p.state),
+		bool(p.is_learner), bool(p.recent_active), uint64(p.pending_snapshot)
+}
+
+// cNodeStatus reads the status and up to len(prs) progress records (all
+// of them when prs is large enough; cStatus.progressCount says how many
+// exist). A nil prs skips the progress.
+func cNodeStatus(n cNode, prs []cProgress) (cStatus, error) {
+	var pp *C.raftlet_progress
+	if len(prs) > 0 {
+		pp = &prs[0]
+	}
+	r := C.go_node_status(n, pp, C.size_t(len(prs)))
+	if err := errorOf(r.res); err != nil {
+		return cStatus{}, err
+	}
+	st := cStatus{
+		id: uint64(r.st.id), term: uint64(r.st.term), vote: uint64(r.st.vote),
+		commit: uint64(r.st.commit), lead: uint64(r.st.lead), applied: uint64(r.st.applied),
+		leadTransferee: uint64(r.st.lead_transferee), role: uint32(r.st.role),
+		progressCount: int(r.st.progress_count),
+	}
+	return st, nil
+}
+
+func cStorageNew() (cStorage, error) {
+	r := C.go_storage_new()
+	if err := errorOf(r.res); err != nil {
+		return nil, err
+	}
+	return r.storage, nil
+}
+
+func cStorageFree(s cStorage) { C.raftlet_storage_free(s) }
+
+func cStorageAppendEntries(s cStorage, msg []byte) error {
+	p, l := bytesPtr(msg)
+	return errorOf(C.go_storage_append_entries(s, p, l))
+}
+
+func cStorageAppendReady(s cStorage, rd cReady) error {
+	return errorOf(C.go_storage_append_ready(s, rd))
+}
+
+func cStorageSetHardState(s cStorage, term, vote, commit uint64) error {
+	return errorOf(C.go_storage_set_hard_state(s, C.uint64_t(term), C.uint64_t(vote), C.uint64_t(commit)))
+}
+
+func cStorageSetConfState(s cStorage, cs []byte) error {
+	p, l := bytesPtr(cs)
+	return errorOf(C.go_storage_set_conf_state(s, p, l))
+}
+
+func cStorageApplySnapshot(s cStorage, snap []byte) error {
+	p, l := bytesPtr(snap)
+	return errorOf(C.go_storage_apply_snapshot(s, p, l))
+}
+
+// cStorageCreateSnapshot creates the snapshot (cs nil keeps the
+// configuration) and copies the encoded snapshot into out; it returns the
+// encoded length, larger than len(out) when out was too small (then call
+// cStorageSnapshot with a larger buffer).
+func cStorageCreateSnapshot(s cStorage, index uint64, cs []byte, keepConf bool, data []byte, out []byte) (int, error) {
+	csp, csl := bytesPtr(cs)
+	if keepConf {
+		csp, csl = nil, 0
+	}
+	dp, dl := bytesPtr(data)
+	op, ocap := bytesPtr(out)
+	r := C.go_storage_create_snapshot(s, C.uint64_t(index), csp, csl, dp, dl, op, ocap)
+	return int(r.len), errorOf(r.res)
+}
+
+func cStorageSnapshot(s cStorage, out []byte) (int, error) {
+	op, ocap := bytesPtr(out)
+	r := C.go_storage_snapshot(s, op, ocap)
+	err := errorOf(r.res)
+	if int(r.len) > len(out) && isCode(err, CodeInvalidArg) {
+		err = nil
+	}
+	return int(r.len), err
+}
+
+func cStorageCompact(s cStorage, index uint64) error {
+	return errorOf(C.go_storage_compact(s, C.uint64_t(index)))
+}
+
+func cStorageBounds(s cStorage) (first, last uint64, err error) {
+	r := C.go_storage_bounds(s)
+	return uint64(r.first), uint64(r.last), errorOf(r.res)
+}
+
+// cMessageDecodeHeader validates a raftpb-encoded message and returns its
+// routing fields.
+func cMessageDecodeHeader(b []byte) (typ int32, to, from, term uint64, err error) {
+	p, l := bytesPtr(b)
+	r := C.go_message_decode_header(p, l)
+	if err := errorOf(r.res); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	return int32(r.h.msg_type), uint64(r.h.to), uint64(r.h.from), uint64(r.h.term), nil
+}

@@ -1,0 +1,141 @@
+package raftlet
+
+// ReadOnlyOption chooses how ReadIndex requests are served (etcd's
+// raft.ReadOnlyOption, same values).
+type ReadOnlyOption int
+
+const (
+	// ReadOnlySafe confirms leadership with a heartbeat round (the default).
+	ReadOnlySafe ReadOnlyOption = iota
+	// ReadOnlyLeaseBased relies on the leader lease; it requires CheckQuorum
+	// and is affected by clock drift.
+	ReadOnlyLeaseBased
+)
+
+// Config holds the parameters of a RawNode. Fields named as in etcd's
+// raft.Config have etcd's meaning, zero values included: a Config literal
+// that only sets ID, ElectionTick, HeartbeatTick, Storage and
+// MaxInflightMsgs behaves as the same etcd Config would (check-quorum and
+// pre-vote off). DefaultConfig gives raftlet's defaults instead
+// (check-quorum and pre-vote on).
+type Config struct {
+	// ID is the identity of the local node. It cannot be 0.
+	ID uint64
+	// ElectionTick is the number of Tick calls without hearing from a
+	// leader before a follower campaigns; it must exceed HeartbeatTick.
+	// The actual timeout is drawn from [ElectionTick, 2*ElectionTick) by
+	// a seeded generator (see Seed).
+	ElectionTick int
+	// HeartbeatTick is the number of Tick calls between heartbeats.
+	HeartbeatTick int
+	// Storage holds the node's log and state. It must not be nil. The node
+	// keeps its own reference: the host may Close its MemoryStorage
+	// handle once it no longer writes to it.
+	Storage *MemoryStorage
+	// Applied is the last applied index, for restarts.
+	Applied uint64
+	// MaxSizePerMsg limits the bytes of entries in one append message
+	// (0: one entry per message).
+	MaxSizePerMsg uint64
+	// MaxCommittedSizePerReady limits the bytes of committed entries per
+	// Ready (0: MaxSizePerMsg).
+	MaxCommittedSizePerReady uint64
+	// MaxUncommittedEntriesSize limits the bytes of uncommitted entries on
+	// the leader (0: unlimited).
+	MaxUncommittedEntriesSize uint64
+	// MaxInflightMsgs limits the append messages in flight per follower;
+	// it must be positive.
+	MaxInflightMsgs int
+	// MaxInflightBytes limits the bytes in flight per follower (0: unlimited).
+	MaxInflightBytes uint64
+	// CheckQuorum makes a leader step down when it does not hear from a
+	// quorum within an election timeout.
+	CheckQuorum bool
+	// PreVote runs a pre-election before a real one, so a partitioned node
+	// does not disrupt the cluster when it rejoins.
+	PreVote bool
+	// ReadOnlyOption chooses how ReadIndex is served.
+	ReadOnlyOption ReadOnlyOption
+	// DisableProposalForwarding makes followers drop proposals instead of
+	// forwarding them to the leader.
+	DisableProposalForwarding bool
+	// DisableConfChangeValidation skips the checks a leader makes when a
+	// conf change is proposed.
+	DisableConfChangeValidation bool
+	// StepDownOnRemoval makes a leader step down when it is removed or
+	// demoted.
+	StepDownOnRemoval bool
+
+	// PromoteMaxLag is how many entries a learner may lag behind the
+	// leader and still be promoted (raftlet only; 0: the default, 1000).
+	PromoteMaxLag uint64
+	// MaxLearners is the most learners the configuration may hold
+	// (raftlet only; 0: the default, 1).
+	MaxLearners int
+	// Seed seeds the election-timeout generator (raftlet only; 0: derived
+	// from ID), so runs are reproducible.
+	Seed uint64
+	// CoalesceAppends sends the entries of all proposals made between two
+	// Readies in one append per follower (raftlet only). Off, as the zero
+	// value, it sends one append per proposal, as etcd does.
+	CoalesceAppends bool
+}
+
+// DefaultConfig returns raftlet's defaults for node id: ElectionTick 10,
+// HeartbeatTick 1, MaxSizePerMsg 1 MiB, MaxInflightMsgs 256, CheckQuorum,
+// PreVote, StepDownOnRemoval and CoalesceAppends on. Set Storage before
+// passing it to NewRawNode.
+func DefaultConfig(id uint64) Config {
+	return Config{
+		ID:                id,
+		ElectionTick:      10,
+		HeartbeatTick:     1,
+		MaxSizePerMsg:     1 << 20,
+		MaxInflightMsgs:   256,
+		CheckQuorum:       true,
+		PreVote:           true,
+		StepDownOnRemoval: true,
+		CoalesceAppends:   true,
+	}
+}
+
+// toC converts the configuration, rejecting values C cannot take.
+func (c *Config) toC() (*cConfig, error) {
+	if c.Storage == nil {
+		return nil, &Error{CodeConfigInvalid, "Storage must not be nil"}
+	}
+	if c.ElectionTick < 0 || c.HeartbeatTick < 0 || c.MaxInflightMsgs < 0 || c.MaxLearners < 0 {
+		return nil, &Error{CodeConfigInvalid, "ElectionTick, HeartbeatTick, MaxInflightMsgs and MaxLearners must not be negative"}
+	}
+	if c.ReadOnlyOption != ReadOnlySafe && c.ReadOnlyOption != ReadOnlyLeaseBased {
+		return nil, &Error{CodeConfigInvalid, "ReadOnlyOption must be ReadOnlySafe or ReadOnlyLeaseBased"}
+	}
+	cc := &cConfig{
+		id:                          c.ID,
+		electionTick:                uint64(c.ElectionTick),
+		heartbeatTick:               uint64(c.HeartbeatTick),
+		applied:                     c.Applied,
+		maxSizePerMsg:               c.MaxSizePerMsg,
+		maxCommittedSizePerReady:    c.MaxCommittedSizePerReady,
+		maxUncommittedEntriesSize:   c.MaxUncommittedEntriesSize,
+		maxInflightMsgs:             uint64(c.MaxInflightMsgs),
+		maxInflightBytes:            c.MaxInflightBytes,
+		promoteMaxLag:               c.PromoteMaxLag,
+		maxLearners:                 uint64(c.MaxLearners),
+		seed:                        c.Seed,
+		readOnlyOption:              uint32(c.ReadOnlyOption),
+		checkQuorum:                 c.CheckQuorum,
+		preVote:                     c.PreVote,
+		disableProposalForwarding:   c.DisableProposalForwarding,
+		disableConfChangeValidation: c.DisableConfChangeValidation,
+		stepDownOnRemoval:           c.StepDownOnRemoval,
+		coalesce:                    c.CoalesceAppends,
+	}
+	if cc.promoteMaxLag == 0 {
+		cc.promoteMaxLag = 1000
+	}
+	if cc.maxLearners == 0 {
+		cc.maxLearners = 1
+	}
+	return cc, nil
+}

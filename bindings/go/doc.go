@@ -1,0 +1,67 @@
+// Package raftlet is the Go binding of raftlet, a Raft library with the
+// behaviour of etcd raft v3.6 that speaks etcd's raftpb wire format byte
+// for byte. It is cgo over raftlet's C ABI (include/raftlet.h and the
+// static library libraftlet.a, built by `cargo build --release -p
+// raftlet-ffi`), and it mirrors etcd's raft.RawNode so that a host
+// switches with small edits: the types of go.etcd.io/raft/v3/raftpb are
+// used throughout, and raftlet and etcd nodes can form one cluster.
+//
+// # The Ready loop
+//
+//	storage := raftlet.NewMemoryStorage()
+//	cfg := raftlet.DefaultConfig(1)
+//	cfg.Storage = storage
+//	rn, err := raftlet.NewRawNode(&cfg)
+//	if err != nil { ... }
+//	defer rn.Close()
+//	_ = rn.Bootstrap([]raftlet.Peer{{ID: 1}, {ID: 2}, {ID: 3}})
+//
+//	for {
+//		// Every tick interval: rn.Tick(). For every message received:
+//		// rn.Step(msg). Then:
+//		if !rn.HasReady() {
+//			continue
+//		}
+//		rd := rn.Ready()
+//		// 1. Persist snapshot, entries and hard state (fsync if rd.MustSync).
+//		if err := storage.AppendReady(rd); err != nil { ... }
+//		// 2. Send the messages (after the write, as etcd's contract says).
+//		for _, m := range rd.Messages { send(m) }
+//		// 3. Apply the committed entries; conf changes go to the node.
+//		for _, e := range rd.CommittedEntries {
+//			switch e.Type {
+//			case raftpb.EntryNormal:
+//				apply(e.Data)
+//			case raftpb.EntryConfChange:
+//				var cc raftpb.ConfChange
+//				_ = cc.Unmarshal(e.Data)
+//				rn.ApplyConfChange(cc)
+//			case raftpb.EntryConfChangeV2:
+//				var cc raftpb.ConfChangeV2
+//				_ = cc.Unmarshal(e.Data)
+//				rn.ApplyConfChange(cc)
+//			}
+//		}
+//		// 4. Tell the node.
+//		rn.Advance(rd)
+//	}
+//
+// # Differences from etcd's RawNode
+//
+//   - Errors are *Error values carrying the C result code and message;
+//     test them with errors.Is against the Err* sentinels.
+//   - TransferLeader and ReadIndex return an error (etcd's return nothing;
+//     ignoring the result keeps etcd's behaviour).
+//   - Promoting a learner that has not caught up is refused with
+//     ErrPromotionNotReady; Config.MaxLearners bounds the learners.
+//   - ApplyConfChange returns the unchanged configuration when raftlet
+//     refuses a committed change, where etcd panics.
+//   - DefaultConfig turns check-quorum and pre-vote on, raftlet's defaults;
+//     a Config literal keeps etcd's zero values.
+//
+// # Handles
+//
+// RawNode and MemoryStorage own C handles: release them with Close, which
+// is idempotent. A cleanup frees them if they are garbage collected first.
+// A RawNode is not safe for concurrent use; a MemoryStorage is.
+package raftlet

@@ -1,0 +1,475 @@
+//! Tests of the functions bindings use to cross the ABI in few calls:
+//! raftlet_ready_encode, raftlet_storage_append_entries,
+//! raftlet_storage_create_snapshot_with_conf_state,
+//! raftlet_storage_snapshot and raftlet_node_conf_state.
+
+use std::ptr;
+
+use raftlet_core::pb::{ConfState, Decode, Encode, Entry, HardState, Message, Snapshot};
+
+use crate::raftlet_result::*;
+use crate::*;
+
+/// Reads one protobuf varint at `*at`.
+fn varint(buf: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = buf[*at];
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// Splits an envelope into (field number, payload) pairs; varint fields
+/// give their value as little-endian bytes.
+fn fields(buf: &[u8]) -> Vec<(u64, Vec<u8>)> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    while at < buf.len() {
+        let key = varint(buf, &mut at);
+        match key & 7 {
+            0 => out.push((key >> 3, varint(buf, &mut at).to_le_bytes().to_vec())),
+            2 => {
+                let len = varint(buf, &mut at) as usize;
+                out.push((key >> 3, buf[at..at + len].to_vec()));
+                at += len;
+            }
+            w => panic!("unexpected wire type {w}"),
+        }
+    }
+    out
+}
+
+unsafe fn bytes_of<'a>(b: raftlet_bytes) -> &'a [u8] {
+    if b.len == 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(b.ptr, b.len) }
+    }
+}
+
+struct Node {
+    node: *mut raftlet_node,
+    storage: *mut raftlet_storage,
+}
+
+impl Node {
+    fn new(id: u64, voters: &[u64]) -> Node {
+        unsafe {
+            let mut cfg = ptr::null_mut();
+            assert_eq!(raftlet_config_new(id, &mut cfg), RAFTLET_OK);
+            let mut storage = ptr::null_mut();
+            assert_eq!(raftlet_storage_new_memory(&mut storage), RAFTLET_OK);
+            let mut node = ptr::null_mut();
+            assert_eq!(raftlet_node_new(cfg, storage, &mut node), RAFTLET_OK);
+            raftlet_config_free(cfg);
+            assert_eq!(
+                raftlet_node_bootstrap(node, voters.as_ptr(), voters.len(), ptr::null(), 0),
+                RAFTLET_OK
+            );
+            Node { node, storage }
+        }
+    }
+
+    fn ready(&self) -> *mut raftlet_ready {
+        let mut rd = ptr::null_mut();
+        assert_eq!(
+            unsafe { raftlet_node_ready(self.node, &mut rd) },
+            RAFTLET_OK
+        );
+        rd
+    }
+
+    fn handle(&self, rd: *mut raftlet_ready) {
+        unsafe {
+            assert_eq!(raftlet_storage_append_ready(self.storage, rd), RAFTLET_OK);
+            assert_eq!(raftlet_node_advance(self.node, rd), RAFTLET_OK);
+            raftlet_ready_free(rd);
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        unsafe {
+            raftlet_node_free(self.node);
+            raftlet_storage_free(self.storage);
+        }
+    }
+}
+
+fn envelope(rd: *const raftlet_ready) -> Vec<(u64, Vec<u8>)> {
+    let mut b = raftlet_bytes {
+        ptr: ptr::null(),
+        len: 0,
+    };
+    assert_eq!(unsafe { raftlet_ready_encode(rd, &mut b) }, RAFTLET_OK);
+    fields(unsafe { bytes_of(b) })
+}
+
+#[test]
+fn ready_encode_holds_every_part_of_the_ready() {
+    let n = Node::new(1, &[1]);
+    let rd = n.ready();
+    let f = envelope(rd);
+    // Bootstrap: one entry to persist and apply, and a hard state.
+    let ents: Vec<Entry> = f
+        .iter()
+        .filter(|(k, _)| *k == 3)
+        .map(|(_, v)| Entry::decode(v).unwrap())
+        .collect();
+    assert_eq!(ents.len(), 1);
+    assert_eq!((ents[0].index, ents[0].term), (1, 1));
+    let committed: Vec<Entry> = f
+        .iter()
+        .filter(|(k, _)| *k == 4)
+        .map(|(_, v)| Entry::decode(v).unwrap())
+        .collect();
+    assert_eq!(committed, ents);
+    let hs: Vec<HardState> = f
+        .iter()
+        .filter(|(k, _)| *k == 5)
+        .map(|(_, v)| HardState::decode(v).unwrap())
+        .collect();
+    assert_eq!(
+        hs,
+        vec![HardState {
+            term: 1,
+            vote: 0,
+            commit: 1
+        }]
+    );
+    assert!(f.iter().any(|(k, v)| *k == 9 && v[0] == 1), "must_sync");
+    // A second call gives the same bytes.
+    assert_eq!(envelope(rd), f);
+    n.handle(rd);
+
+    // Campaign: a single voter becomes leader at once.
+    assert_eq!(unsafe { raftlet_node_campaign(n.node) }, RAFTLET_OK);
+    // Pre-candidate, then (once its own votes are persisted) leader.
+    let mut soft_states = Vec::new();
+    while unsafe {
+        let mut has = false;
+        raftlet_node_has_ready(n.node, &mut has);
+        has
+    } {
+        let rd = n.ready();
+        let f = envelope(rd);
+        soft_states.extend(f.into_iter().filter(|(k, _)| *k == 6).map(|(_, v)| v));
+        n.handle(rd);
+    }
+    assert_eq!(
+        soft_states.first(),
+        Some(&vec![0x08, 0x00, 0x10, 0x03]),
+        "pre-candidate"
+    );
+    assert_eq!(
+        soft_states.last(),
+        Some(&vec![0x08, 0x01, 0x10, 0x02]),
+        "lead 1, leader"
+    );
+
+    // A read state.
+    assert_eq!(
+        unsafe { raftlet_node_read_index(n.node, b"ctx".as_ptr(), 3) },
+        RAFTLET_OK
+    );
+    let rd = n.ready();
+    let f = envelope(rd);
+    let rs: Vec<Vec<(u64, Vec<u8>)>> = f
+        .iter()
+        .filter(|(k, _)| *k == 8)
+        .map(|(_, v)| fields(v))
+        .collect();
+    assert_eq!(rs.len(), 1);
+    assert_eq!(rs[0][1], (2, b"ctx".to_vec()));
+    n.handle(rd);
+}
+
+#[test]
+fn ready_encode_keeps_message_order_and_bytes() {
+    let n = Node::new(1, &[1, 2, 3]);
+    let rd = n.ready();
+    n.handle(rd);
+    assert_eq!(unsafe { raftlet_node_campaign(n.node) }, RAFTLET_OK);
+    let rd = n.ready();
+    let f = envelope(rd);
+    let mut count = 0;
+    assert_eq!(
+        unsafe { raftlet_ready_message_count(rd, &mut count) },
+        RAFTLET_OK
+    );
+    assert_eq!(count, 2, "pre-votes to 2 and 3");
+    let msgs: Vec<&Vec<u8>> = f.iter().filter(|(k, _)| *k == 1).map(|(_, v)| v).collect();
+    assert_eq!(msgs.len(), 2);
+    for (i, m) in msgs.iter().enumerate() {
+        let mut view = raftlet_message_view {
+            to: 0,
+            from: 0,
+            msg_type: 0,
+            data: raftlet_bytes {
+                ptr: ptr::null(),
+                len: 0,
+            },
+        };
+        assert_eq!(
+            unsafe { raftlet_ready_message(rd, i, &mut view) },
+            RAFTLET_OK
+        );
+        assert_eq!(unsafe { bytes_of(view.data) }, m.as_slice());
+        assert_eq!(Message::decode(m).unwrap().to, view.to);
+    }
+    // Stale after advance; NULL arguments.
+    unsafe {
+        assert_eq!(raftlet_storage_append_ready(n.storage, rd), RAFTLET_OK);
+        assert_eq!(raftlet_node_advance(n.node, rd), RAFTLET_OK);
+        let mut b = raftlet_bytes {
+            ptr: ptr::null(),
+            len: 0,
+        };
+        assert_eq!(raftlet_ready_encode(rd, &mut b), RAFTLET_ERR_READY_STALE);
+        assert_eq!(
+            raftlet_ready_encode(rd, ptr::null_mut()),
+            RAFTLET_ERR_READY_STALE
+        );
+        assert_eq!(
+            raftlet_ready_encode(ptr::null(), &mut b),
+            RAFTLET_ERR_NULL_ARG
+        );
+        raftlet_ready_free(rd);
+    }
+}
+
+fn entries_message(ents: Vec<Entry>) -> Vec<u8> {
+    Message {
+        entries: ents,
+        ..Message::default()
+    }
+    .encode_to_vec()
+}
+
+fn bounds(s: *const raftlet_storage) -> (u64, u64) {
+    let (mut f, mut l) = (0, 0);
+    assert_eq!(
+        unsafe { raftlet_storage_bounds(s, &mut f, &mut l) },
+        RAFTLET_OK
+    );
+    (f, l)
+}
+
+#[test]
+fn storage_append_entries_is_all_or_nothing() {
+    unsafe {
+        let mut s = ptr::null_mut();
+        assert_eq!(raftlet_storage_new_memory(&mut s), RAFTLET_OK);
+        let buf = entries_message((1..=3).map(|i| Entry::new(1, i, vec![i as u8])).collect());
+        assert_eq!(
+            raftlet_storage_append_entries(s, buf.as_ptr(), buf.len()),
+            RAFTLET_OK
+        );
+        assert_eq!(bounds(s), (1, 3));
+        // A gap: nothing appended.
+        let gap = entries_message(vec![Entry::new(1, 5, vec![5])]);
+        assert_eq!(
+            raftlet_storage_append_entries(s, gap.as_ptr(), gap.len()),
+            RAFTLET_ERR_UNAVAILABLE
+        );
+        assert_eq!(bounds(s), (1, 3));
+        // A conflicting tail is replaced.
+        let tail = entries_message(vec![Entry::new(2, 3, vec![9]), Entry::new(2, 4, vec![9])]);
+        assert_eq!(
+            raftlet_storage_append_entries(s, tail.as_ptr(), tail.len()),
+            RAFTLET_OK
+        );
+        assert_eq!(bounds(s), (1, 4));
+        // Empty is fine; malformed is a decode error; NULL checks.
+        assert_eq!(
+            raftlet_storage_append_entries(s, ptr::null(), 0),
+            RAFTLET_OK
+        );
+        assert_eq!(
+            raftlet_storage_append_entries(s, [0x3a, 0x05].as_ptr(), 2),
+            RAFTLET_ERR_DECODE
+        );
+        assert_eq!(
+            raftlet_storage_append_entries(ptr::null_mut(), buf.as_ptr(), buf.len()),
+            RAFTLET_ERR_NULL_ARG
+        );
+        assert_eq!(
+            raftlet_storage_append_entries(s, ptr::null(), 3),
+            RAFTLET_ERR_NULL_ARG
+        );
+        raftlet_storage_free(s);
+    }
+}
+
+fn held_snapshot(s: *const raftlet_storage) -> Snapshot {
+    unsafe {
+        let mut len = 0;
+        assert_eq!(
+            raftlet_storage_snapshot(s, ptr::null_mut(), 0, &mut len),
+            RAFTLET_OK
+        );
+        let mut buf = vec![0u8; len];
+        if len > 0 {
+            let mut small = 0;
+            assert_eq!(
+                raftlet_storage_snapshot(s, buf.as_mut_ptr(), len - 1, &mut small),
+                RAFTLET_ERR_INVALID_ARG
+            );
+            assert_eq!(small, len);
+        }
+        assert_eq!(
+            raftlet_storage_snapshot(s, buf.as_mut_ptr(), buf.len(), &mut len),
+            RAFTLET_OK
+        );
+        Snapshot::decode(&buf[..len]).unwrap()
+    }
+}
+
+#[test]
+fn storage_create_snapshot_with_conf_state_and_read_it_back() {
+    unsafe {
+        let mut s = ptr::null_mut();
+        assert_eq!(raftlet_storage_new_memory(&mut s), RAFTLET_OK);
+        assert_eq!(held_snapshot(s), Snapshot::default());
+        let buf = entries_message((1..=4).map(|i| Entry::new(i, i, vec![i as u8])).collect());
+        assert_eq!(
+            raftlet_storage_append_entries(s, buf.as_ptr(), buf.len()),
+            RAFTLET_OK
+        );
+        let cs = ConfState::from_voters(vec![1, 2, 3]).encode_to_vec();
+        assert_eq!(
+            raftlet_storage_create_snapshot_with_conf_state(
+                s,
+                2,
+                cs.as_ptr(),
+                cs.len(),
+                b"state".as_ptr(),
+                5
+            ),
+            RAFTLET_OK
+        );
+        let snap = held_snapshot(s);
+        assert_eq!((snap.metadata.index, snap.metadata.term), (2, 2));
+        assert_eq!(snap.metadata.conf_state.voters, vec![1, 2, 3]);
+        assert_eq!(snap.data(), b"state");
+        // NULL keeps the configuration.
+        assert_eq!(
+            raftlet_storage_create_snapshot_with_conf_state(s, 3, ptr::null(), 0, ptr::null(), 0),
+            RAFTLET_OK
+        );
+        let snap = held_snapshot(s);
+        assert_eq!(snap.metadata.index, 3);
+        assert_eq!(snap.metadata.conf_state.voters, vec![1, 2, 3]);
+        // Errors leave it alone.
+        assert_eq!(
+            raftlet_storage_create_snapshot_with_conf_state(s, 3, ptr::null(), 0, ptr::null(), 0),
+            RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE
+        );
+        assert_eq!(
+            raftlet_storage_create_snapshot_with_conf_state(s, 9, ptr::null(), 0, ptr::null(), 0),
+            RAFTLET_ERR_UNAVAILABLE
+        );
+        assert_eq!(
+            raftlet_storage_create_snapshot_with_conf_state(
+                s,
+                4,
+                [0xff].as_ptr(),
+                1,
+                ptr::null(),
+                0
+            ),
+            RAFTLET_ERR_DECODE
+        );
+        assert_eq!(held_snapshot(s).metadata.index, 3);
+        assert_eq!(
+            raftlet_storage_snapshot(ptr::null(), ptr::null_mut(), 0, &mut 0),
+            RAFTLET_ERR_NULL_ARG
+        );
+        assert_eq!(
+            raftlet_storage_snapshot(s, ptr::null_mut(), 4, &mut 0),
+            RAFTLET_ERR_NULL_ARG
+        );
+        raftlet_storage_free(s);
+    }
+}
+
+fn conf_state_of(n: &Node) -> ConfState {
+    unsafe {
+        let mut len = 0;
+        assert_eq!(
+            raftlet_node_conf_state(n.node, ptr::null_mut(), 0, &mut len),
+            RAFTLET_OK
+        );
+        let mut buf = vec![0u8; len];
+        let mut small = 0;
+        assert_eq!(
+            raftlet_node_conf_state(n.node, buf.as_mut_ptr(), len - 1, &mut small),
+            RAFTLET_ERR_INVALID_ARG
+        );
+        assert_eq!(small, len);
+        assert_eq!(
+            raftlet_node_conf_state(n.node, buf.as_mut_ptr(), len, &mut len),
+            RAFTLET_OK
+        );
+        ConfState::decode(&buf).unwrap()
+    }
+}
+
+#[test]
+fn node_conf_state_matches_apply_conf_change() {
+    let n = Node::new(1, &[1, 2, 3]);
+    assert_eq!(conf_state_of(&n), ConfState::from_voters(vec![1, 2, 3]));
+    unsafe {
+        // Add learner 4 and compare with what apply_conf_change returns.
+        let mut cc = [0u8; 32];
+        let mut cc_len = 0;
+        assert_eq!(
+            raftlet_conf_change_encode(
+                3,
+                4,
+                ptr::null(),
+                0,
+                cc.as_mut_ptr(),
+                cc.len(),
+                &mut cc_len
+            ),
+            RAFTLET_OK
+        );
+        let mut out = [0u8; 64];
+        let mut out_len = 0;
+        assert_eq!(
+            raftlet_node_apply_conf_change(
+                n.node,
+                cc.as_ptr(),
+                cc_len,
+                false,
+                out.as_mut_ptr(),
+                out.len(),
+                &mut out_len
+            ),
+            RAFTLET_OK
+        );
+        let applied = ConfState::decode(&out[..out_len]).unwrap();
+        assert_eq!(applied.learners, vec![4]);
+        assert_eq!(conf_state_of(&n), applied);
+        assert_eq!(
+            raftlet_node_conf_state(ptr::null(), ptr::null_mut(), 0, &mut out_len),
+            RAFTLET_ERR_NULL_ARG
+        );
+        assert_eq!(
+            raftlet_node_conf_state(n.node, ptr::null_mut(), 0, ptr::null_mut()),
+            RAFTLET_ERR_NULL_ARG
+        );
+        assert_eq!(
+            raftlet_node_conf_state(n.node, ptr::null_mut(), 8, &mut out_len),
+            RAFTLET_ERR_NULL_ARG
+        );
+    }
+}
