@@ -146,8 +146,8 @@ plan-coverage: ## which TEST-PLAN lines the tests name (report only)
 	else echo "plan-coverage: ../shared/tools not present; skipped"; fi
 
 .PHONY: bench
-bench: ## benchmarks (see docs/bench.md); not part of make test
-	$(CARGO) run --release -p raftlet --example bench
+bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg (~10 min; not part of make test)
+	./scripts/bench.sh
 
 .PHONY: clean
 clean: ## remove build outputs

@@ -1,0 +1,109 @@
+//! raftlet-bench: raftlet and raft-rs side by side through the same
+//! workload code (DESIGN §8). One run prints one JSON line:
+//!
+//! ```text
+//! raftlet-bench <workload> <impl> [key=value ...]
+//! ```
+//!
+//! workloads: b1, b3, b4, b5, b6, c1; impl: raftlet, raftlet-nocoalesce
+//! (etcd's one append per proposal), raft-rs. Keys (defaults in
+//! parentheses): total (500000), batch (256), size (128), one (0: separate
+//! proposals; 1: one proposal message per round), compact (100000), ops
+//! (200000), groups (10000), rounds, per (reads per round), zerocopy.
+
+mod alloc;
+mod codec;
+mod node;
+mod rl;
+mod rr;
+mod workloads;
+
+use std::collections::HashMap;
+
+use node::{BenchNode, Opts};
+use workloads::Metrics;
+
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
+
+struct Args(HashMap<String, String>);
+
+impl Args {
+    fn u(&self, k: &str, d: u64) -> u64 {
+        self.0.get(k).map(|v| v.parse().expect(k)).unwrap_or(d)
+    }
+}
+
+fn run<N: BenchNode>(w: &str, opts: &Opts, a: &Args) -> Metrics {
+    match w {
+        "b1" => {
+            let size = a.u("size", 128) as usize;
+            // Compact every 100k entries, or every 256 MiB of payload for
+            // large entries (so 16 KiB rows do not hold GiBs per node).
+            let every = a.u("compact", (100_000u64).min((256 << 20) / size as u64));
+            workloads::b1::<N>(
+                opts,
+                a.u("total", 500_000),
+                a.u("batch", 256) as usize,
+                size,
+                a.u("one", 0) == 1,
+                every,
+            )
+        }
+        "b3" => workloads::b3::<N>(opts, a.u("ops", 200_000), a.u("size", 128) as usize),
+        "b4" => workloads::b4::<N>(opts, a.u("groups", 10_000) as usize, a.u("rounds", 9) as usize),
+        "b5" => workloads::b5::<N>(opts, a.u("rounds", 20_000), a.u("per", 1)),
+        "b6" => workloads::b6::<N>(
+            opts,
+            a.u("total", 100_000),
+            a.u("compact", 90_000),
+            a.u("size", 128) as usize,
+            a.u("lag", 1000),
+        ),
+        _ => panic!("unknown workload {w}"),
+    }
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.len() < 2 {
+        eprintln!("usage: raftlet-bench <b1|b3|b4|b5|b6|c1> <raftlet|raftlet-nocoalesce|raft-rs> [key=value ...]");
+        std::process::exit(2);
+    }
+    let (w, imp) = (argv[0].as_str(), argv[1].as_str());
+    let args = Args(
+        argv[2..]
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').expect("key=value");
+                (k.to_string(), v.to_string())
+            })
+            .collect(),
+    );
+    let mut opts = Opts::default();
+    let metrics = match (w, imp) {
+        ("c1", "raftlet") => codec::raftlet(args.u("ops", 200_000), args.u("zerocopy", 0) == 1),
+        ("c1", "raft-rs") => codec::raftrs(args.u("ops", 200_000), args.u("zerocopy", 0) == 1),
+        (_, "raftlet") => run::<rl::Raftlet>(w, &opts, &args),
+        (_, "raftlet-nocoalesce") => {
+            opts.coalesce = false;
+            run::<rl::Raftlet>(w, &opts, &args)
+        }
+        (_, "raft-rs") => run::<rr::RaftRs>(w, &opts, &args),
+        _ => panic!("unknown implementation {imp}"),
+    };
+    let params: Vec<String> = args
+        .0
+        .iter()
+        .map(|(k, v)| format!("\"{k}\":\"{v}\""))
+        .collect();
+    let ms: Vec<String> = metrics
+        .iter()
+        .map(|(k, v)| format!("\"{k}\":{}", if v.is_finite() { format!("{v:.4}") } else { "null".into() }))
+        .collect();
+    println!(
+        "{{\"workload\":\"{w}\",\"impl\":\"{imp}\",\"params\":{{{}}},\"metrics\":{{{}}}}}",
+        params.join(","),
+        ms.join(",")
+    );
+}

@@ -1,0 +1,169 @@
+//! [`BenchNode`] for raftlet's RawNode over its MemoryStorage.
+
+use bytes::Bytes;
+use raftlet::pb::{
+    ConfChange, ConfChangeI, ConfChangeType, ConfState, Decode, Encode, EntryType, Message,
+    MessageType,
+};
+use raftlet::{Config, MemoryStorage, RawNode, StateRole, Storage};
+
+use crate::node::{Applied, BenchNode, Kind, Opts, Wire};
+
+pub struct Raftlet {
+    node: RawNode<MemoryStorage>,
+    storage: MemoryStorage,
+    /// The configuration, once a conf change or snapshot set it (kept out
+    /// of line so that an idle group's footprint is the library's own).
+    cs: Option<Box<ConfState>>,
+}
+
+fn kind(t: MessageType) -> Kind {
+    match t {
+        MessageType::MsgHeartbeat => Kind::Heartbeat,
+        MessageType::MsgApp => Kind::Append,
+        MessageType::MsgSnap => Kind::Snapshot,
+        _ => Kind::Other,
+    }
+}
+
+impl BenchNode for Raftlet {
+    fn create(id: u64, voters: &[u64], opts: &Opts) -> Self {
+        let storage = if voters.is_empty() {
+            MemoryStorage::new()
+        } else {
+            MemoryStorage::new_with_conf_state(ConfState::from_voters(voters.to_vec()))
+        };
+        let mut cfg = Config::new(id);
+        cfg.election_tick = opts.election_tick;
+        cfg.heartbeat_tick = opts.heartbeat_tick;
+        cfg.max_size_per_msg = opts.max_size_per_msg;
+        cfg.max_committed_size_per_ready = opts.max_size_per_msg;
+        cfg.max_inflight_msgs = opts.max_inflight_msgs;
+        cfg.coalesce_appends = opts.coalesce;
+        let node = RawNode::new(&cfg, storage.clone()).expect("raftlet node");
+        Raftlet {
+            node,
+            storage,
+            cs: None,
+        }
+    }
+
+
+    fn campaign(&mut self) {
+        self.node.campaign().expect("campaign");
+    }
+
+    fn propose(&mut self, data: &Bytes) {
+        self.node.propose(data.clone()).expect("propose");
+    }
+
+    fn propose_batch(&mut self, data: &Bytes, n: usize) {
+        self.node
+            .propose_batch((0..n).map(|_| data.clone()))
+            .expect("propose batch");
+    }
+
+    fn propose_add_learner(&mut self, id: u64) {
+        self.node
+            .propose_conf_change(ConfChange {
+                change_type: ConfChangeType::ConfChangeAddLearnerNode,
+                node_id: id,
+                ..ConfChange::default()
+            })
+            .expect("add learner");
+    }
+
+    fn read_index(&mut self, ctx: u64) {
+        self.node
+            .read_index(Bytes::copy_from_slice(&ctx.to_le_bytes()))
+            .expect("read index");
+    }
+
+    fn tick(&mut self) {
+        self.node.tick();
+    }
+
+    fn step(&mut self, data: &Bytes) {
+        let m = Message::decode_bytes(data).expect("decode");
+        let _ = self.node.step(m);
+    }
+
+    fn has_ready(&self) -> bool {
+        self.node.has_ready()
+    }
+
+    fn cycle(&mut self, out: &mut Vec<Wire>, app: &mut Applied) {
+        let rd = self.node.ready();
+        {
+            let mut s = self.storage.wl();
+            if let Some(snap) = &rd.snapshot {
+                s.apply_snapshot(snap.clone()).expect("apply snapshot");
+                app.index = snap.metadata.index;
+                app.snapshots += 1;
+                self.cs = Some(Box::new(snap.metadata.conf_state.clone()));
+            }
+            if !rd.entries.is_empty() {
+                s.append(&rd.entries).expect("append");
+            }
+            if let Some(hs) = rd.hard_state {
+                s.set_hard_state(hs);
+            }
+        }
+        let from = self.node.id();
+        for m in rd.messages.iter().chain(rd.persisted_messages.iter()) {
+            let mut buf = Vec::with_capacity(m.encoded_len());
+            m.encode(&mut buf);
+            out.push(Wire {
+                from,
+                to: m.to,
+                kind: kind(m.msg_type),
+                data: Bytes::from(buf),
+            });
+        }
+        app.reads += rd.read_states.len() as u64;
+        for e in &rd.committed_entries {
+            match e.entry_type {
+                EntryType::EntryNormal => {
+                    let n = e.data().len() as u64;
+                    if n > 0 {
+                        app.entries += 1;
+                        app.bytes += n;
+                    }
+                }
+                _ => {
+                    let cc = ConfChangeI::from_entry(e).expect("conf change");
+                    self.cs = Some(Box::new(
+                        self.node.apply_conf_change(&cc).expect("apply conf change"),
+                    ));
+                }
+            }
+            app.index = e.index;
+        }
+        self.node.advance(rd);
+    }
+
+    fn snapshot_and_compact(&mut self, index: u64, data: Option<Bytes>) {
+        let mut s = self.storage.wl();
+        s.create_snapshot(index, self.cs.as_deref().cloned(), data)
+            .expect("create snapshot");
+        s.compact(index).expect("compact");
+    }
+
+    fn compact(&mut self, index: u64) {
+        self.storage.wl().compact(index).expect("compact");
+    }
+
+    fn last_index(&self) -> u64 {
+        Storage::last_index(&self.storage).expect("last index")
+    }
+
+    fn is_leader(&self) -> bool {
+        self.node.basic_status().soft_state.raft_state == StateRole::Leader
+    }
+
+    fn encode_heartbeat(from: u64, to: u64, term: u64) -> Bytes {
+        let mut m = Message::new(MessageType::MsgHeartbeat, from, to);
+        m.term = term;
+        Bytes::from(m.encode_to_vec())
+    }
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# make bench: raftlet side by side with raft-rs, etcd raft and PySyncObj
+# (DESIGN §8), end to end on a fresh machine:
+#   1. release builds: the bench crate (raftlet + raft-rs), libraftlet.a,
+#      the C program, the Go benchmarks (etcd raft v3.6 + the Go binding),
+#      the Python package (maturin) and PySyncObj in build/venv;
+#   2. BENCH_ROUNDS rounds (default 3) of every row, each in its own
+#      process, alternating which implementation goes first;
+#   3. instruction counts under callgrind (B1, B3: repeatable figures);
+#   4. docs/bench.md and docs/bench.svg from the results
+#      (scripts/bench_report.py).
+# Results land in build/bench/results.jsonl (one JSON object per run).
+# Figures come from process CPU time: the machines are shared.
+# Needs: the Rust toolchain, a C compiler, Go 1.24+, python3 with venv;
+# valgrind is optional (the profile section is skipped without it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+START=$(date +%s)
+
+ROUNDS=${BENCH_ROUNDS:-3}
+OUT=build/bench
+RESULTS=$OUT/results.jsonl
+CARGO=${CARGO:-cargo}
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+export CGO_ENABLED=1
+mkdir -p "$OUT"
+: > "$RESULTS"
+: > "$OUT/commands.txt"
+
+log() { echo "bench: $*" >&2; }
+
+# raft-rs's prost codec generates its code with protoc at build time. Use
+# the system one if any, else the protoc that protobuf-build ships.
+if [ -z "${PROTOC:-}" ] && ! command -v protoc >/dev/null; then
+  "$CARGO" fetch --manifest-path bench/Cargo.toml >/dev/null 2>&1 || true
+  reg=${CARGO_HOME:-$HOME/.cargo}/registry/src
+  PROTOC=$(ls "$reg"/*/protobuf-build-0.14.*/bin/protoc-linux-x86_64 2>/dev/null | head -1 || true)
+  [ -n "$PROTOC" ] && chmod +x "$PROTOC" && export PROTOC
+fi
+
+# ---------------------------------------------------------------- builds
+log "building (release)"
+"$CARGO" build --release --quiet --manifest-path bench/Cargo.toml
+RB=$TARGET/release/raftlet-bench
+"$CARGO" build --release --quiet -p raftlet-ffi
+if [ "$(realpath "$TARGET/release/libraftlet.a")" != "$(realpath -m target/release/libraftlet.a)" ]; then
+  mkdir -p target/release && cp "$TARGET/release/libraftlet.a" target/release/libraftlet.a
+fi
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -Iinclude bench/c/b1.c target/release/libraftlet.a \
+  -lpthread -ldl -lm -o "$OUT/b1_c"
+(cd bench/go && go test -c -o "$ROOT/$OUT/gobench" .)
+GB=$OUT/gobench
+
+PY=""
+VENV=build/venv
+if python3 -c 'import venv' 2>/dev/null; then
+  if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+    rm -rf "$VENV" && python3 -m venv "$VENV"
+  fi
+  if "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check maturin==1.16.0 pysyncobj==0.3.17 &&
+     mkdir -p build/wheels && rm -f build/wheels/raftlet-*.whl &&
+     "$VENV/bin/maturin" build --release --quiet -m bindings/python/Cargo.toml -o build/wheels &&
+     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps build/wheels/raftlet-*.whl; then
+    PY=$VENV/bin/python
+  else
+    log "the Python package could not be built: Python rows are left out"
+  fi
+fi
+BUILD_END=$(date +%s)
+log "builds took $((BUILD_END - START)) s"
+
+# ------------------------------------------------------------------ runs
+# run ROUND CMD...: runs one benchmark process and appends its JSON line.
+run() {
+  local round=$1; shift
+  echo "$*" >> "$OUT/commands.txt"
+  local line
+  if ! line=$("$@" 2>"$OUT/last.err"); then
+    log "FAILED: $*"; cat "$OUT/last.err" >&2; return 1
+  fi
+  echo "$line" | grep '^{' | sed "s/^{/{\"round\":$round,/" >> "$RESULTS"
+}
+# go ROUND BENCH BENCHTIME: one Go benchmark, its output turned into JSON.
+gorun() {
+  local round=$1 bench=$2 n=$3
+  local cmd=("$GB" -test.run '^$' -test.bench "$bench" -test.benchtime "$n" -test.benchmem)
+  echo "${cmd[*]}" >> "$OUT/commands.txt"
+  "${cmd[@]}" 2>"$OUT/last.err" | python3 scripts/bench_report.py --go2json "$round" >> "$RESULTS"
+}
+
+# Each row: the implementations in the order of odd rounds (even rounds
+# reverse it), so that no implementation always runs first.
+row() {
+  local round=$1; shift
+  local -a cmds=("$@")
+  if (( round % 2 == 0 )); then
+    local -a rev=()
+    for ((i=${#cmds[@]}-1; i>=0; i--)); do rev+=("${cmds[i]}"); done
+    cmds=("${rev[@]}")
+  fi
+  for c in "${cmds[@]}"; do eval "$c"; done
+}
+
+SIZES=(128 1024 16384)
+declare -A TOTAL=([128]=500000 [1024]=200000 [16384]=30000)
+declare -A GOX=([128]=1953x [1024]=781x [16384]=117x)
+if [ -n "${BENCH_QUICK:-}" ]; then  # a smoke test of the script, not for figures
+  TOTAL=([128]=25600 [1024]=25600 [16384]=2560)
+  GOX=([128]=100x [1024]=100x [16384]=10x)
+fi
+
+for ((r=1; r<=ROUNDS; r++)); do
+  log "round $r of $ROUNDS"
+  for s in "${SIZES[@]}"; do
+    row $r "run $r $RB b1 raftlet total=${TOTAL[$s]} size=$s" \
+           "run $r $RB b1 raft-rs total=${TOTAL[$s]} size=$s" \
+           "gorun $r 'BenchmarkB1\$/^B1\$/^impl=etcd\$/^size=$s\$' ${GOX[$s]}"
+    row $r "run $r $RB b1 raftlet total=${TOTAL[$s]} size=$s one=1" \
+           "run $r $RB b1 raft-rs total=${TOTAL[$s]} size=$s one=1" \
+           "gorun $r 'BenchmarkB1\$/^B1batch\$/^impl=etcd\$/^size=$s\$' ${GOX[$s]}"
+  done
+  row $r "run $r $RB b1 raftlet-nocoalesce total=500000 size=128"
+  # B2: the bindings, against native raftlet and the peers above.
+  row $r "run $r $OUT/b1_c ${TOTAL[128]} 128"
+  for s in "${SIZES[@]}"; do
+    row $r "gorun $r 'BenchmarkB1\$/^B1\$/^impl=raftlet-go\$/^size=$s\$' ${GOX[$s]}"
+  done
+  if [ -n "$PY" ]; then
+    row $r "run $r $PY bench/python/b1.py raftlet 102400 128" \
+           "run $r $PY bench/python/b1.py raftlet-batch 102400 128" \
+           "run $r $PY bench/python/b1.py pysyncobj 5120 128"
+  fi
+  row $r "run $r $RB b3 raftlet ops=200000" "run $r $RB b3 raft-rs ops=200000" \
+         "gorun $r 'BenchmarkB3\$/^impl=etcd\$' 200000x" \
+         "gorun $r 'BenchmarkB3\$/^impl=raftlet-go\$' 200000x"
+  row $r "run $r $RB b4 raftlet" "run $r $RB b4 raft-rs" \
+         "gorun $r 'BenchmarkB4\$/^impl=etcd\$' 20x" \
+         "gorun $r 'BenchmarkB4\$/^impl=raftlet-go\$' 20x"
+  row $r "run $r $RB b5 raftlet rounds=20000 per=1" "run $r $RB b5 raft-rs rounds=20000 per=1" \
+         "gorun $r 'BenchmarkB5\$/^impl=etcd\$/^per=1\$' 20000x" \
+         "gorun $r 'BenchmarkB5\$/^impl=raftlet-go\$/^per=1\$' 20000x"
+  row $r "run $r $RB b5 raftlet rounds=500 per=64" "run $r $RB b5 raft-rs rounds=500 per=64" \
+         "gorun $r 'BenchmarkB5\$/^impl=etcd\$/^per=64\$' 500x" \
+         "gorun $r 'BenchmarkB5\$/^impl=raftlet-go\$/^per=64\$' 500x"
+  row $r "run $r $RB b6 raftlet" "run $r $RB b6 raft-rs"
+  row $r "run $r $RB c1 raftlet" "run $r $RB c1 raft-rs"
+  row $r "run $r $RB c1 raftlet zerocopy=1" "run $r $RB c1 raft-rs zerocopy=1"
+done
+RUNS_END=$(date +%s)
+
+# ------------------------------------------------------ callgrind profile
+PROFILE=$OUT/profile
+mkdir -p "$PROFILE"
+if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
+  log "callgrind (instruction counts)"
+  for spec in "b3 raftlet ops=20000" "b3 raft-rs ops=20000" \
+              "b1 raftlet total=51200" "b1 raft-rs total=51200"; do
+    set -- $spec
+    name=$1-$2
+    echo "valgrind --tool=callgrind $RB $spec" >> "$OUT/commands.txt"
+    valgrind --tool=callgrind --callgrind-out-file="$PROFILE/$name.out" "$RB" $spec \
+      > "$PROFILE/$name.json" 2> "$PROFILE/$name.log"
+    callgrind_annotate --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
+    callgrind_annotate --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
+  done
+else
+  log "valgrind not installed: the profile section is skipped"
+fi
+END=$(date +%s)
+
+python3 scripts/bench_report.py "$RESULTS" \
+  --commands "$OUT/commands.txt" --profile "$PROFILE" --rounds "$ROUNDS" \
+  --seconds "$((END - START))" --build-seconds "$((BUILD_END - START))" \
+  --run-seconds "$((RUNS_END - BUILD_END))" --profile-seconds "$((END - RUNS_END))" \
+  --md docs/bench.md --svg docs/bench.svg
+log "done in $((END - START)) s: docs/bench.md, docs/bench.svg, $RESULTS"
