@@ -7,13 +7,14 @@
 //! retried or duplicated request context can therefore never release a read
 //! early or be confused with another read (etcd#20418).
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use bytes::Bytes;
 
 use super::{Raft, INVALID_ID};
 use crate::config::ReadOnlyOption;
 use crate::pb::{Message, MessageType};
+use crate::quorum::VoteResult;
 use crate::storage::Storage;
 
 /// The answer to a `read_index` request: once the host has applied up to
@@ -34,8 +35,6 @@ struct ReadIndexStatus {
     index: u64,
     /// The sequence number of the heartbeat round confirming it.
     seq: u64,
-    /// Voters that acknowledged a round with a sequence number >= `seq`.
-    acks: BTreeSet<u64>,
 }
 
 /// The reads waiting for leadership confirmation, oldest first.
@@ -43,6 +42,14 @@ struct ReadIndexStatus {
 pub(crate) struct ReadOnly {
     pub option: ReadOnlyOption,
     pending: VecDeque<ReadIndexStatus>,
+    /// For each peer that acknowledged a read round: the highest sequence
+    /// number it acknowledged. An acknowledgement of round `s` confirms
+    /// every pending read with a sequence number <= `s`, so the reads
+    /// acknowledged by a peer are exactly those with `seq <= acked`: the
+    /// acknowledgement sets shrink along the queue, and the reads to
+    /// release are always a prefix of it. (Keeping one set per read made
+    /// each acknowledgement cost O(pending reads) set inserts.)
+    acked: Vec<(u64, u64)>,
 }
 
 /// The length of a read round's heartbeat context: a magic byte and the
@@ -71,17 +78,13 @@ impl ReadOnly {
         ReadOnly {
             option,
             pending: VecDeque::new(),
+            acked: Vec::new(),
         }
     }
 
     /// Registers a read at commit index `index` confirmed by round `seq`.
     fn add_request(&mut self, index: u64, seq: u64, req: Message) {
-        self.pending.push_back(ReadIndexStatus {
-            req,
-            index,
-            seq,
-            acks: BTreeSet::new(),
-        });
+        self.pending.push_back(ReadIndexStatus { req, index, seq });
     }
 
     /// The heartbeat context of the newest pending read, if any.
@@ -170,26 +173,34 @@ impl<S: Storage> Raft<S> {
     /// round: their reads were registered before that heartbeat was sent),
     /// and answers every read whose round now has a quorum.
     fn ack_read_round(&mut self, from: u64, seq: u64) {
-        let mut released = None;
-        for st in self.read_only.pending.iter_mut() {
-            if st.seq > seq {
+        // Acknowledgements of rounds no longer pending change nothing.
+        match self.read_only.pending.front() {
+            Some(front) if front.seq <= seq => {}
+            _ => return,
+        }
+        let acked = &mut self.read_only.acked;
+        match acked.iter_mut().find(|(id, _)| *id == from) {
+            Some((_, s)) => *s = (*s).max(seq),
+            None => acked.push((from, seq)),
+        }
+        // Release the reads, oldest first, while a quorum acknowledged them.
+        while let Some(front) = self.read_only.pending.front() {
+            let seq = front.seq;
+            let acked = &self.read_only.acked;
+            let won = self.trk.config.voters.vote_result(|id| {
+                acked
+                    .iter()
+                    .any(|&(p, s)| p == id && s >= seq)
+                    .then_some(true)
+            }) == VoteResult::Won;
+            if !won {
                 break;
             }
-            st.acks.insert(from);
+            let st = self.read_only.pending.pop_front().expect("front exists");
+            self.respond_to_read_index(st.req, st.index);
         }
-        for (i, st) in self.read_only.pending.iter().enumerate() {
-            if st.seq > seq {
-                break;
-            }
-            if self.read_quorum(&st.acks) {
-                released = Some(i);
-            }
-        }
-        if let Some(last) = released {
-            let done: Vec<ReadIndexStatus> = self.read_only.pending.drain(..=last).collect();
-            for st in done {
-                self.respond_to_read_index(st.req, st.index);
-            }
+        if self.read_only.pending.is_empty() {
+            self.read_only.acked.clear();
         }
     }
 

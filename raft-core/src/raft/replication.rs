@@ -11,7 +11,6 @@ use crate::errors::{Error, Result};
 use crate::log::payloads_size;
 use crate::logging::{rlog, Level};
 use crate::pb::{ConfChangeI, ConfChangeType, Entry, EntryType, Message, MessageType};
-use crate::quorum::VoteResult;
 use crate::storage::Storage;
 use crate::tracker::ProgressState;
 use crate::types::{EntryId, LogSlice};
@@ -611,15 +610,6 @@ impl<S: Storage> Raft<S> {
         crate::log::RaftLog::<S>::zero_term_on_out_of_bounds(
             self.raft_log.term(self.raft_log.committed),
         ) == self.term
-    }
-
-    /// Tallies acknowledgements of a read round against the voters.
-    pub(crate) fn read_quorum(&self, acks: &std::collections::BTreeSet<u64>) -> bool {
-        self.trk
-            .config
-            .voters
-            .vote_result(|id| if acks.contains(&id) { Some(true) } else { None })
-            == VoteResult::Won
     }
 }
 
