@@ -4,7 +4,7 @@
 #   1. release builds: the bench crate (raftlet + raft-rs), libraftlet.a,
 #      the C program, the Go benchmarks (etcd raft v3.6 + the Go binding),
 #      the Python package (maturin) and PySyncObj in build/venv;
-#   2. BENCH_ROUNDS rounds (default 3) of every row, each in its own
+#   2. BENCH_ROUNDS rounds (default 5) of every row, each in its own
 #      process, alternating which implementation goes first;
 #   3. instruction counts under callgrind (B1, B3: repeatable figures);
 #   4. docs/bench.md and docs/bench.svg from the results
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 START=$(date +%s)
 
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-5}
 OUT=build/bench
 RESULTS=$OUT/results.jsonl
 CARGO=${CARGO:-cargo}
@@ -152,17 +152,20 @@ RUNS_END=$(date +%s)
 # ------------------------------------------------------ callgrind profile
 PROFILE=$OUT/profile
 mkdir -p "$PROFILE"
+"$RB" sizes > "$PROFILE/sizes.json"
 if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
   log "callgrind (instruction counts)"
   for spec in "b3 raftlet ops=20000" "b3 raft-rs ops=20000" \
-              "b1 raftlet total=51200" "b1 raft-rs total=51200"; do
+              "b1 raftlet total=51200" "b1 raft-rs total=51200" \
+              "b1 raftlet total=51200 one=1" "b1 raft-rs total=51200 one=1"; do
     set -- $spec
     name=$1-$2
+    [ "${4:-}" = one=1 ] && name=b1batch-$2
     echo "valgrind --tool=callgrind $RB $spec" >> "$OUT/commands.txt"
     valgrind --tool=callgrind --callgrind-out-file="$PROFILE/$name.out" "$RB" $spec \
       > "$PROFILE/$name.json" 2> "$PROFILE/$name.log"
-    callgrind_annotate --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
-    callgrind_annotate --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
+    callgrind_annotate --auto=no --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
+    callgrind_annotate --auto=no --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
   done
 else
   log "valgrind not installed: the profile section is skipped"

@@ -66,6 +66,21 @@ fn run<N: BenchNode>(w: &str, opts: &Opts, a: &Args) -> Metrics {
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("sizes") {
+        // The in-memory sizes of the types the hot paths move around.
+        println!(
+            "{{\"raftlet\":{{\"Message\":{},\"Entry\":{},\"Ready\":{},\"RawNode\":{},\"Snapshot\":{}}},\"raft-rs\":{{\"Message\":{},\"Entry\":{},\"RawNode\":{}}}}}",
+            std::mem::size_of::<raftlet::pb::Message>(),
+            std::mem::size_of::<raftlet::pb::Entry>(),
+            std::mem::size_of::<raftlet::Ready>(),
+            std::mem::size_of::<raftlet::RawNode<raftlet::MemoryStorage>>(),
+            std::mem::size_of::<raftlet::pb::Snapshot>(),
+            std::mem::size_of::<raft::eraftpb::Message>(),
+            std::mem::size_of::<raft::eraftpb::Entry>(),
+            std::mem::size_of::<raft::RawNode<raft::storage::MemStorage>>(),
+        );
+        return;
+    }
     if argv.len() < 2 {
         eprintln!("usage: raftlet-bench <b1|b3|b4|b5|b6|c1> <raftlet|raftlet-nocoalesce|raft-rs> [key=value ...]");
         std::process::exit(2);
