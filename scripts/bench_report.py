@@ -580,7 +580,11 @@ def main() -> None:
     add("")
     add(f"`make bench` (= `scripts/bench.sh`, BENCH_ROUNDS={a.rounds}) took "
         f"**{a.seconds // 60} min {a.seconds % 60} s** end to end: builds {a.build_seconds} s, "
-        f"runs {a.run_seconds} s, callgrind {a.profile_seconds} s.")
+        f"runs {a.run_seconds} s, callgrind {a.profile_seconds} s. From cold caches the "
+        "builds take longer: measured separately on this machine, about 1 min 50 s for the "
+        "Rust crates (bench with raft-rs, the static library, the Python wheel) and 40 s "
+        "for the Go test binary, plus downloads on a machine that has never fetched the "
+        "crates and modules, so a first `make bench` takes about 8 minutes.")
     add("")
     add("Machine:")
     add("")
@@ -593,6 +597,7 @@ def main() -> None:
         cmds = [c.strip() for c in open(a.commands) if c.strip()]
         seen: list[str] = []
         for c in cmds:
+            c = c.replace(os.getcwd() + "/", "")
             if c not in seen:
                 seen.append(c)
         md.extend(seen)
@@ -622,7 +627,8 @@ more than half either way):
   flight, pre-vote and check-quorum), release builds with debug info. What
   we did see is the machine: during the first runs of this harness (load
   average 7) raft-rs's B1 measured 141k entries/s in wall time for 285k in
-  CPU time, and etcd's 111k, both at the reference's level; with the machine
+  CPU time, and etcd's 94k in wall time, both at the reference's level
+  (134k and 130k); with the machine
   quieter, wall time and CPU time agree at the figures above. The reference
   figures read like wall time on a busy machine; the ratios between
   libraries, measured in the same rounds, are what this report compares.
@@ -655,15 +661,21 @@ Where a target is missed, why, and what would close it:
   sizes again and again (`size_limited_len` for the append limit, `ents_size`
   for the committed-entries budget, `raw_len` for the length prefixes:
   about a fifth), reference-count traffic on the shared payloads
-  (`bytes` clone/drop, about 5%), and storage appends. By instructions
-  raftlet does about 2.5× less than raft-rs per entry (the callgrind row
-  above); in time the gap is smaller because the run moves the same bytes
-  through memory. What would
+  (`bytes` clone/drop), and storage appends. By instructions raftlet does
+  about 2.5× less than raft-rs per entry (the callgrind row above), but in
+  time only 1.2–1.8× less, and the profile says why: callgrind counts an
+  atomic read-modify-write as one instruction, and raftlet makes about 17
+  clones and 17 drops of each entry's shared payload across the three nodes
+  (callgrind's call counts of `shared_clone`/`shared_drop`: unstable log,
+  Ready, storage, messages, committed entries), each a locked atomic that
+  costs tens of cycles — a quarter or so of the time per entry. (raft-rs
+  pays in malloc instead: 60% of its B1batch instructions.) What would
   close it: remember each entry's encoded size once (at append, in the
   unstable log and in storage) so that limits and length prefixes stop
-  recomputing varint lengths; a decode fast path for entries written in
-  field order; and appending the Ready's entries into storage by moving
-  the vector rather than cloning each entry.
+  recomputing varint lengths; fewer payload clones (a Ready that lends
+  slices of the unstable log instead of cloned entries, as DESIGN §10
+  suggests, and storage taking the Ready's entries by move); and a decode
+  fast path for entries written in field order.
 - **B4 heap per idle group (≤ 1 KiB).** Almost 900 bytes are the node
   struct itself (the `size_of` row: the groups live in one Vec, so that is
   counted), the rest is heap behind it: the MemoryStorage (`Arc<RwLock<..>>` with its
@@ -683,7 +695,7 @@ Where a target is missed, why, and what would close it:
   creates work would make it one load.
 - **B3 (≤ half raft-rs's ns/op, ≤ 1 allocation/op).** The allocation target
   is met (none per proposal; raft-rs makes 8). The time target is not:
-  raftlet is about 1.6× faster, and by instructions only about 1.2×
+  raftlet is 1.4–1.6× faster from run to run, and by instructions only about 1.2×
   (3.8k against 4.7k per proposal): raftlet's advantage is the allocations
   it does not make (a quarter of raft-rs's instructions are in malloc and
   free). The biggest structural difference is the number of Ready cycles:
@@ -697,9 +709,10 @@ Where a target is missed, why, and what would close it:
   self-acknowledged entries before the Ready is returned when the node is
   its own quorum), and pass the Ready by reference to `advance`.
 - **B2 Go (via cgo beats etcd native).** Met on B1 thanks to coalesced
-  appends; missed where each operation is small: B3 makes about nine cgo
+  appends; missed where each operation is small: B3 makes about ten cgo
   crossings per proposal (Propose, then HasReady, Ready, AppendReady and
-  Advance for each of two Ready cycles), each tens of ns plus the Go decode
+  Advance for each of two Ready cycles, and a last HasReady), each tens of
+  ns plus the Go decode
   of the Ready envelope, and B4 pays two crossings per group per sweep.
   Closing it: a bulk tick over many groups in one crossing
   (`raftlet_nodes_tick(nodes, n, busy_out)`), a Ready loop step that

@@ -51,7 +51,11 @@ fn run<N: BenchNode>(w: &str, opts: &Opts, a: &Args) -> Metrics {
             )
         }
         "b3" => workloads::b3::<N>(opts, a.u("ops", 200_000), a.u("size", 128) as usize),
-        "b4" => workloads::b4::<N>(opts, a.u("groups", 10_000) as usize, a.u("rounds", 9) as usize),
+        "b4" => workloads::b4::<N>(
+            opts,
+            a.u("groups", 10_000) as usize,
+            a.u("rounds", 9) as usize,
+        ),
         "b5" => workloads::b5::<N>(opts, a.u("rounds", 20_000), a.u("per", 1)),
         "b6" => workloads::b6::<N>(
             opts,
@@ -114,7 +118,16 @@ fn main() {
         .collect();
     let ms: Vec<String> = metrics
         .iter()
-        .map(|(k, v)| format!("\"{k}\":{}", if v.is_finite() { format!("{v:.4}") } else { "null".into() }))
+        .map(|(k, v)| {
+            format!(
+                "\"{k}\":{}",
+                if v.is_finite() {
+                    format!("{v:.4}")
+                } else {
+                    "null".into()
+                }
+            )
+        })
         .collect();
     println!(
         "{{\"workload\":\"{w}\",\"impl\":\"{imp}\",\"params\":{{{}}},\"metrics\":{{{}}}}}",

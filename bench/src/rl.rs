@@ -48,7 +48,6 @@ impl BenchNode for Raftlet {
         }
     }
 
-
     fn campaign(&mut self) {
         self.node.campaign().expect("campaign");
     }

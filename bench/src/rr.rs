@@ -91,8 +91,7 @@ impl RaftRs {
                     self.cs = Some(Box::new(cs));
                 }
                 EntryType::EntryConfChangeV2 => {
-                    let cc =
-                        raft::eraftpb::ConfChangeV2::decode(&e.data[..]).expect("conf change");
+                    let cc = raft::eraftpb::ConfChangeV2::decode(&e.data[..]).expect("conf change");
                     let cs = self.node.apply_conf_change(&cc).expect("apply conf change");
                     self.node.mut_store().mem.wl().set_conf_state(cs.clone());
                     self.cs = Some(Box::new(cs));
@@ -137,7 +136,6 @@ impl BenchNode for RaftRs {
         RaftRs { node, cs: None }
     }
 
-
     fn campaign(&mut self) {
         self.node.campaign().expect("campaign");
     }
@@ -165,7 +163,9 @@ impl BenchNode for RaftRs {
         let mut cc = ConfChange::default();
         cc.set_change_type(ConfChangeType::AddLearnerNode);
         cc.node_id = id;
-        self.node.propose_conf_change(vec![], cc).expect("add learner");
+        self.node
+            .propose_conf_change(vec![], cc)
+            .expect("add learner");
     }
 
     fn read_index(&mut self, ctx: u64) {
@@ -231,13 +231,20 @@ impl BenchNode for RaftRs {
 
     fn snapshot_and_compact(&mut self, index: u64, data: Option<Bytes>) {
         let term = self.node.store().term(index).expect("term");
-        let mut snap = Snapshot::default();
-        snap.data = data.map(|d| d.to_vec()).unwrap_or_default();
+        let mut snap = Snapshot {
+            data: data.map(|d| d.to_vec()).unwrap_or_default(),
+            ..Snapshot::default()
+        };
         let meta = snap.mut_metadata();
         meta.index = index;
         meta.term = term;
         meta.set_conf_state(self.cs.as_deref().cloned().unwrap_or_else(|| {
-            self.node.store().mem.initial_state().expect("state").conf_state
+            self.node
+                .store()
+                .mem
+                .initial_state()
+                .expect("state")
+                .conf_state
         }));
         let store = self.node.mut_store();
         store.mem.wl().compact(index).expect("compact");
@@ -245,7 +252,12 @@ impl BenchNode for RaftRs {
     }
 
     fn compact(&mut self, index: u64) {
-        self.node.mut_store().mem.wl().compact(index).expect("compact");
+        self.node
+            .mut_store()
+            .mem
+            .wl()
+            .compact(index)
+            .expect("compact");
     }
 
     fn last_index(&self) -> u64 {

@@ -243,7 +243,10 @@ pub fn b4<N: BenchNode>(opts: &Opts, groups: usize, measurements: usize) -> Metr
         ("heap_bytes_per_group", per_group),
         ("ns_per_group_tick", samples[samples.len() / 2]),
         ("ns_per_group_tick_best", best),
-        ("ns_per_group_tick_has_ready", with_ready[with_ready.len() / 2]),
+        (
+            "ns_per_group_tick_has_ready",
+            with_ready[with_ready.len() / 2],
+        ),
         ("node_struct_bytes", std::mem::size_of::<N>() as f64),
         ("groups", groups as f64),
     ]
@@ -288,7 +291,13 @@ pub fn b5<N: BenchNode>(opts: &Opts, rounds: u64, per_round: u64) -> Metrics {
 /// node, run Ready cycles. Measures ticks and wall time until the learner's
 /// log is within `lag` entries of the leader's, bytes sent to it, and the
 /// longest gap in ticks between two heartbeats of the leader to a voter.
-pub fn b6<N: BenchNode>(opts: &Opts, total: u64, compact_at: u64, size: usize, lag: u64) -> Metrics {
+pub fn b6<N: BenchNode>(
+    opts: &Opts,
+    total: u64,
+    compact_at: u64,
+    size: usize,
+    lag: u64,
+) -> Metrics {
     let mut c = Cluster::<N>::new(3, 1, opts);
     c.down[3] = true;
     c.elect();
