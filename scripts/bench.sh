@@ -41,7 +41,7 @@ fi
 
 # ---------------------------------------------------------------- builds
 log "building (release)"
-"$CARGO" build --release --quiet --manifest-path bench/Cargo.toml
+"$CARGO" build --release --quiet --manifest-path bench/Cargo.toml --target-dir "$TARGET"
 RB=$TARGET/release/raftlet-bench
 "$CARGO" build --release --quiet -p raftlet-ffi
 if [ "$(realpath "$TARGET/release/libraftlet.a")" != "$(realpath -m target/release/libraftlet.a)" ]; then
