@@ -394,7 +394,13 @@ impl<S: Storage> RawNode<S> {
         self.prev_soft_state = ss;
         self.prev_hard_state = hs;
         r.raft_log.accept_unstable();
-        if let Some(last) = committed_entries.last() {
+        #[cfg(feature = "bug-injection")]
+        let committed_last = committed_entries
+            .last()
+            .filter(|_| !r.bugs.reapply_committed);
+        #[cfg(not(feature = "bug-injection"))]
+        let committed_last = committed_entries.last();
+        if let Some(last) = committed_last {
             let size = ents_size(&committed_entries);
             r.raft_log.accept_applying(last.index, size, true);
             self.applying.push_back((last.index, size));
