@@ -76,15 +76,31 @@ pub enum Bug {
     /// Reads are answered from the leader's commit index without a
     /// heartbeat round.
     ReadWithoutQuorum,
+    /// A node votes for a second candidate in the same term.
+    VoteTwice,
+    /// A follower accepts an append whose previous entry's term differs
+    /// from its own.
+    AppendIgnoresPrevTerm,
+    /// Learners campaign.
+    LearnerCampaigns,
+    /// Nodes never campaign when their election timeout elapses.
+    NoElectionTimeout,
+    /// The same committed entries are handed out in every Ready.
+    ReapplyCommitted,
 }
 
 impl Bug {
     /// Every bug.
-    pub const ALL: [Bug; 4] = [
+    pub const ALL: [Bug; 9] = [
         Bug::LearnerCountsInQuorum,
         Bug::CommitOldTermByCounting,
         Bug::VoteIgnoresLog,
         Bug::ReadWithoutQuorum,
+        Bug::VoteTwice,
+        Bug::AppendIgnoresPrevTerm,
+        Bug::LearnerCampaigns,
+        Bug::NoElectionTimeout,
+        Bug::ReapplyCommitted,
     ];
 
     /// The name of raftlet's switch.
@@ -94,6 +110,11 @@ impl Bug {
             Bug::CommitOldTermByCounting => "commit_old_term_by_counting",
             Bug::VoteIgnoresLog => "vote_ignores_log",
             Bug::ReadWithoutQuorum => "read_without_quorum",
+            Bug::VoteTwice => "vote_twice",
+            Bug::AppendIgnoresPrevTerm => "append_ignores_prev_term",
+            Bug::LearnerCampaigns => "learner_campaigns",
+            Bug::NoElectionTimeout => "no_election_timeout",
+            Bug::ReapplyCommitted => "reapply_committed",
         }
     }
 

@@ -1708,6 +1708,11 @@ fn plant(rn: &mut RawNode<MemoryStorage>, bug: Bug) {
         Bug::CommitOldTermByCounting => b.commit_old_term_by_counting = true,
         Bug::VoteIgnoresLog => b.vote_ignores_log = true,
         Bug::ReadWithoutQuorum => b.read_without_quorum = true,
+        Bug::VoteTwice => b.vote_twice = true,
+        Bug::AppendIgnoresPrevTerm => b.append_ignores_prev_term = true,
+        Bug::LearnerCampaigns => b.learner_campaigns = true,
+        Bug::NoElectionTimeout => b.no_election_timeout = true,
+        Bug::ReapplyCommitted => b.reapply_committed = true,
     }
 }
 

@@ -92,3 +92,46 @@ fn voting_without_comparing_logs_is_caught_as_a_changed_commit() {
 fn reading_without_a_quorum_is_caught_as_a_stale_read() {
     first_catch(Bug::ReadWithoutQuorum, Profile::Mixed, Invariant::StaleRead);
 }
+
+#[test]
+fn voting_twice_in_a_term_is_caught_as_two_leaders() {
+    first_catch(Bug::VoteTwice, Profile::Mixed, Invariant::LeaderPerTerm);
+}
+
+#[test]
+fn appending_after_a_mismatched_entry_is_caught_by_log_matching() {
+    first_catch(
+        Bug::AppendIgnoresPrevTerm,
+        Profile::Mixed,
+        Invariant::LogMatching,
+    );
+}
+
+#[test]
+fn a_campaigning_learner_is_caught() {
+    first_catch(
+        Bug::LearnerCampaigns,
+        Profile::Mixed,
+        Invariant::LearnerCampaigned,
+    );
+}
+
+#[test]
+fn a_cluster_that_never_elects_is_caught_by_the_liveness_bound() {
+    first_catch(Bug::NoElectionTimeout, Profile::Mixed, Invariant::Liveness);
+}
+
+#[test]
+fn entries_handed_out_twice_are_caught_by_the_applied_sequence_check() {
+    first_catch(
+        Bug::ReapplyCommitted,
+        Profile::Mixed,
+        Invariant::AppliedPrefix,
+    );
+}
+
+/// Every planted bug has a test above.
+#[test]
+fn every_bug_is_covered() {
+    assert_eq!(Bug::ALL.len(), 9);
+}
