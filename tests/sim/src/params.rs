@@ -191,6 +191,9 @@ pub struct Params {
     /// Whether hosts send `Ready::messages` before persisting (allowed by
     /// the Ready contract) rather than after.
     pub send_before_persist: bool,
+    /// Whether hosts apply committed entries asynchronously
+    /// (`advance_append` after persisting, `advance_apply_to` later).
+    pub async_apply: bool,
     /// Length of the fault phase, in base ticks.
     pub chaos_ticks: u64,
     /// Per-message drop probability.
@@ -243,6 +246,7 @@ impl Params {
             max_uncommitted_entries_size: r.pick(&[0, 0, 4096]),
             liveness_bound_elections: LIVENESS_BOUND_ELECTIONS,
             send_before_persist: r.chance(0.3),
+            async_apply: r.chance(0.3),
             chaos_ticks: r.range(400, 700),
             drop: r.prob(0.0, 0.05),
             dup: r.prob(0.0, 0.03),

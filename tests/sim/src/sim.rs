@@ -1,14 +1,14 @@
 //! The simulator: nodes, their hosts' Ready loops, the network, the clock,
 //! the client and the fault injector. See the crate docs for the model.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 
 use bytes::Bytes;
 use raftlet::describe::{describe_conf_change, describe_entry, describe_message};
 use raftlet::pb::{
     ConfChange, ConfChangeI, ConfChangeSingle, ConfChangeTransition, ConfChangeType, ConfChangeV2,
-    ConfState, Entry, EntryType, Message, MessageType,
+    ConfState, Entry, EntryType, Message, MessageType, Snapshot,
 };
 use raftlet::{Config, Error, MemoryStorage, RawNode, Ready, SnapshotStatus, StateRole, Storage};
 
@@ -61,6 +61,13 @@ enum NodeState {
     Removed,
 }
 
+/// Work a host that applies asynchronously has taken from a Ready but
+/// not applied yet.
+enum Pending {
+    Snapshot(Snapshot),
+    Entry(Entry),
+}
+
 /// One simulated host: a RawNode, its disk and its state machine.
 struct Node {
     /// `None` while crashed or removed.
@@ -86,6 +93,8 @@ struct Node {
     last_commit: u64,
     /// Role and term seen after the last operation.
     last_role: (StateRole, u64),
+    /// Committed work not applied yet (hosts that apply asynchronously).
+    apply_queue: VecDeque<Pending>,
 }
 
 /// A message in flight.
@@ -254,7 +263,7 @@ impl Sim {
         sim.tr(|| {
             format!(
                 "seed {} profile {} bug {:?}: {} voters, heartbeat {} ticks, pre_vote {}, check_quorum {}, \
-                 max_size_per_msg {}, max_inflight {}, promote_max_lag {}, send_before_persist {}; \
+                 max_size_per_msg {}, max_inflight {}, promote_max_lag {}, send_before_persist {}, async_apply {}; \
                  drop {:.3} dup {:.3} delay {:.3} (max {}), partitions {:.4}/unit, crashes {:.4}/ready, \
                  chaos {} ticks",
                 seed,
@@ -268,6 +277,7 @@ impl Sim {
                 sim.p.max_inflight_msgs,
                 sim.p.promote_max_lag,
                 sim.p.send_before_persist,
+                sim.p.async_apply,
                 sim.p.drop,
                 sim.p.dup,
                 sim.p.delay,
@@ -343,6 +353,7 @@ impl Sim {
             paused_until: 0,
             last_commit: bs.hard_state.commit,
             last_role: (bs.soft_state.raft_state, bs.hard_state.term),
+            apply_queue: VecDeque::new(),
         };
         self.nodes.insert(id, node);
         Ok(())
@@ -456,6 +467,9 @@ impl Sim {
             Phase::Chaos => self.client_ops()?,
             Phase::Liveness { .. } => self.liveness_probe()?,
             Phase::Done { .. } => {}
+        }
+        if self.p.async_apply {
+            self.async_applies()?;
         }
         let ids: Vec<u64> = self.nodes.keys().copied().collect();
         for id in ids {
@@ -658,24 +672,23 @@ impl Sim {
             self.crash(id, CrashPoint::AfterSend);
             return Ok(true);
         }
-        // 3. Apply.
-        if let Some(snap) = &rd.snapshot {
-            let sm = decode_state(snap.data());
-            self.chk.restored_state(id, &sm)?;
+        // 3. Apply (a host that applies asynchronously queues the work and
+        // applies it in later steps, see `async_applies`).
+        if self.p.async_apply {
             let node = self.nodes.get_mut(&id).expect("present");
-            node.sm = sm;
-            node.applied = snap.metadata.index;
-            node.conf_state = snap.metadata.conf_state.clone();
-            self.stats.op("snapshots-applied");
-            self.tr(|| {
-                format!(
-                    "n{id} applied snapshot {}",
-                    raftlet::describe::describe_snapshot(snap)
-                )
-            });
-        }
-        for e in &rd.committed_entries {
-            self.apply_entry(id, e)?;
+            if let Some(snap) = rd.snapshot.take() {
+                node.apply_queue.push_back(Pending::Snapshot(snap));
+            }
+            for e in rd.committed_entries.drain(..) {
+                node.apply_queue.push_back(Pending::Entry(e));
+            }
+        } else {
+            if let Some(snap) = &rd.snapshot {
+                self.apply_snapshot(id, snap)?;
+            }
+            for e in &rd.committed_entries {
+                self.apply_entry(id, e)?;
+            }
         }
         for rs in &rd.read_states {
             self.check_read(id, rs.index, &rs.request_ctx)?;
@@ -686,7 +699,11 @@ impl Sim {
         }
         // 4. Advance.
         if let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) {
-            rn.advance(rd);
+            if self.p.async_apply {
+                rn.advance_append(rd);
+            } else {
+                rn.advance(rd);
+            }
         }
         self.after_op(id)?;
         Ok(true)
@@ -704,6 +721,63 @@ impl Sim {
             }
             let prev = storage.term(e.index - 1).unwrap_or(0);
             self.chk.persisted(id, e, prev)?;
+        }
+        Ok(())
+    }
+
+    fn apply_snapshot(&mut self, id: u64, snap: &Snapshot) -> Res {
+        let sm = decode_state(snap.data());
+        self.chk.restored_state(id, &sm)?;
+        let node = self.nodes.get_mut(&id).expect("present");
+        node.sm = sm;
+        node.applied = snap.metadata.index;
+        node.conf_state = snap.metadata.conf_state.clone();
+        self.stats.op("snapshots-applied");
+        self.tr(|| {
+            format!(
+                "n{id} applied snapshot {}",
+                raftlet::describe::describe_snapshot(snap)
+            )
+        });
+        Ok(())
+    }
+
+    /// Hosts that apply asynchronously apply some of their queued work,
+    /// then report it with `advance_apply_to`.
+    fn async_applies(&mut self) -> Res {
+        let ids: Vec<u64> = self.nodes.keys().copied().collect();
+        for id in ids {
+            let node = &self.nodes[&id];
+            if node.state != NodeState::Up || node.apply_queue.is_empty() || !self.rng.chance(0.3) {
+                continue;
+            }
+            let mut last = None;
+            for _ in 0..self.rng.range(1, 8) {
+                let Some(item) = self
+                    .nodes
+                    .get_mut(&id)
+                    .and_then(|n| n.apply_queue.pop_front())
+                else {
+                    break;
+                };
+                match item {
+                    Pending::Snapshot(s) => {
+                        self.apply_snapshot(id, &s)?;
+                        last = Some(s.metadata.index);
+                    }
+                    Pending::Entry(e) => {
+                        self.apply_entry(id, &e)?;
+                        last = Some(e.index);
+                    }
+                }
+            }
+            if let Some(i) = last {
+                if let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) {
+                    rn.advance_apply_to(i);
+                }
+                self.stats.op("async-applies");
+                self.after_op(id)?;
+            }
         }
         Ok(())
     }
@@ -824,6 +898,7 @@ impl Sim {
         let down = self.rng.range(self.p.down_ticks.0, self.p.down_ticks.1) * UNITS_PER_TICK;
         let node = self.nodes.get_mut(&id).expect("present");
         node.rn = None;
+        node.apply_queue.clear();
         node.state = NodeState::Down {
             restart_at: self.now + down,
         };
@@ -875,6 +950,7 @@ impl Sim {
             return;
         }
         node.rn = None;
+        node.apply_queue.clear();
         node.state = NodeState::Removed;
         self.stats.op("nodes-removed");
         self.tr(|| format!("n{id} STOPPED: removed from the configuration"));
@@ -1275,6 +1351,9 @@ impl Sim {
         if self.rng.chance(self.p.transfer_rate) {
             self.op_transfer()?;
         }
+        if self.rng.chance(self.p.transfer_rate / 2.0) {
+            self.op_forget_leader()?;
+        }
         if self.rng.chance(self.p.compact_rate) {
             self.op_compact()?;
         }
@@ -1396,6 +1475,23 @@ impl Sim {
             "transfers-refused"
         });
         self.tr(|| format!("n{id} transfer_leader({target}): {r:?}"));
+        self.after_op(id)
+    }
+
+    fn op_forget_leader(&mut self) -> Res {
+        let ids = self.up_ids();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let id = self.rng.pick(&ids);
+        let rn = self
+            .nodes
+            .get_mut(&id)
+            .and_then(|n| n.rn.as_mut())
+            .expect("up");
+        let r = rn.forget_leader();
+        self.stats.op("forget-leader");
+        self.tr(|| format!("n{id} forget_leader: {r:?}"));
         self.after_op(id)
     }
 
