@@ -227,7 +227,9 @@ fuzz_target!(|data: &[u8]| {
                 let n = c.node(arg);
                 let applied = n.applied;
                 let mut s = n.storage.wl();
-                if s.create_snapshot(applied, None, Some(vec![arg].into())).is_ok() {
+                if s.create_snapshot(applied, None, Some(vec![arg].into()))
+                    .is_ok()
+                {
                     let _ = s.compact(applied);
                 }
             }
@@ -238,7 +240,9 @@ fuzz_target!(|data: &[u8]| {
                         let _ = n.rn.forget_leader();
                     }
                     1 => n.rn.report_unreachable(u64::from(arg % 4)),
-                    2 => n.rn.report_snapshot(u64::from(arg % 4), SnapshotStatus::Failure),
+                    2 => {
+                        n.rn.report_snapshot(u64::from(arg % 4), SnapshotStatus::Failure)
+                    }
                     _ => {
                         let _ = n.rn.status();
                         n.rn.tick_quiesced();
