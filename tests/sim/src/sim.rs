@@ -185,7 +185,9 @@ pub struct Sim {
     phase: Phase,
     probe: Option<(u64, u64)>,
     probe_committed: bool,
-    pending_stop: Vec<u64>,
+    /// Removed members to stop, with the time to stop them (some linger
+    /// a while, as a host may be slow to notice its removal).
+    pending_stop: Vec<(u64, u64)>,
     liveness_ticks: Option<u64>,
 }
 
@@ -479,7 +481,12 @@ impl Sim {
                 }
             }
         }
-        for id in std::mem::take(&mut self.pending_stop) {
+        let now = self.now;
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_stop)
+            .into_iter()
+            .partition(|&(_, at)| at <= now);
+        self.pending_stop = later;
+        for (id, _) in due {
             self.stop_removed(id);
         }
         if self.steps % 64 == 0 {
@@ -829,10 +836,19 @@ impl Sim {
                             if cs.auto_leave { " auto_leave" } else { "" }));
                         if e.index > self.chk.max_conf_applied {
                             self.chk.max_conf_applied = e.index;
-                            self.stats.op("conf-changes-applied");
+                            if e.index > self.p.nodes {
+                                self.stats.op("conf-changes-applied");
+                            }
                             let gone: Vec<u64> =
                                 members(&prev).difference(&members(&cs)).copied().collect();
-                            self.pending_stop.extend(gone);
+                            for g in gone {
+                                let linger = if self.phase == Phase::Chaos && self.rng.chance(0.3) {
+                                    self.rng.range(1, 30) * UNITS_PER_TICK
+                                } else {
+                                    0
+                                };
+                                self.pending_stop.push((g, self.now + linger));
+                            }
                         }
                     }
                     Err(err) => {
@@ -1131,8 +1147,14 @@ impl Sim {
                 .expect("up");
             if let Err(e) = rn.step(m) {
                 self.stats.op(match e {
-                    Error::StepPeerNotFound => "step-peer-not-found",
-                    _ => "step-error",
+                    Error::StepPeerNotFound => "step-response-from-non-member",
+                    Error::ProposalDropped => "forwarded-proposals-dropped",
+                    Error::ConfChangeRefused(_)
+                    | Error::PromotionNotReady { .. }
+                    | Error::TooManyLearners => "forwarded-conf-changes-refused",
+                    Error::TransferRefused(_) => "forwarded-transfers-refused",
+                    Error::NoLeader => "forwarded-reads-no-leader",
+                    _ => "step-other-error",
                 });
             }
             self.after_op(to)?;
