@@ -40,6 +40,9 @@ struct Node {
     rn: RawNode<MemoryStorage>,
     storage: MemoryStorage,
     applied: u64,
+    /// A host whose storage refused a write stops (as a real host would):
+    /// its storage no longer matches what the node believes is durable.
+    dead: bool,
 }
 
 struct Cluster {
@@ -74,6 +77,7 @@ impl Cluster {
                 rn,
                 storage,
                 applied: 0,
+                dead: false,
             });
         }
         Some(Cluster {
@@ -82,24 +86,32 @@ impl Cluster {
         })
     }
 
-    fn node(&mut self, b: u8) -> &mut Node {
-        &mut self.nodes[(b % 3) as usize]
+    /// The node `b` names, unless its host stopped.
+    fn node(&mut self, b: u8) -> Option<&mut Node> {
+        let n = &mut self.nodes[(b % 3) as usize];
+        (!n.dead).then_some(n)
     }
 
     /// Handles one Ready of node `i` as a host does. Returns whether there
     /// was one.
     fn ready(&mut self, i: usize) -> bool {
         let n = &mut self.nodes[i];
-        if !n.rn.has_ready() {
+        if n.dead || !n.rn.has_ready() {
             return false;
         }
         let rd = n.rn.ready();
         {
             let mut s = n.storage.wl();
             if let Some(snap) = &rd.snapshot {
-                let _ = s.apply_snapshot(snap.clone());
+                if s.apply_snapshot(snap.clone()).is_err() {
+                    n.dead = true;
+                    return true;
+                }
             }
-            let _ = s.append(&rd.entries);
+            if s.append(&rd.entries).is_err() {
+                n.dead = true;
+                return true;
+            }
             if let Some(hs) = rd.hard_state {
                 s.set_hard_state(hs);
             }
@@ -130,7 +142,7 @@ impl Cluster {
         let Some(m) = self.queue.pop_front() else {
             return false;
         };
-        if (1..=3).contains(&m.to) {
+        if (1..=3).contains(&m.to) && !self.nodes[(m.to - 1) as usize].dead {
             let is_snap = m.msg_type == raftlet::pb::MessageType::MsgSnap;
             let (from, to) = (m.from, m.to);
             let _ = self.nodes[(to - 1) as usize].rn.step(m);
@@ -195,10 +207,16 @@ fuzz_target!(|data: &[u8]| {
                 if let Ok(mut m) = Message::decode(bytes) {
                     let to = m.to % 3 + 1;
                     m.to = to;
-                    let _ = c.nodes[(to - 1) as usize].rn.step(m);
+                    if let Some(n) = c.node((to - 1) as u8) {
+                        let _ = n.rn.step(m);
+                    }
                 }
             }
-            2 => c.node(arg).rn.tick(),
+            2 => {
+                if let Some(n) = c.node(arg) {
+                    n.rn.tick();
+                }
+            }
             3 => {
                 let i = (arg % 3) as usize;
                 c.ready(i);
@@ -207,24 +225,34 @@ fuzz_target!(|data: &[u8]| {
                 c.deliver();
             }
             5 => {
-                let _ = c.node(arg).rn.propose(vec![arg]);
+                if let Some(n) = c.node(arg) {
+                    let _ = n.rn.propose(vec![arg]);
+                }
             }
             6 => {
-                let _ = c.node(arg).rn.campaign();
+                if let Some(n) = c.node(arg) {
+                    let _ = n.rn.campaign();
+                }
             }
             7 => {
-                let _ = c.node(arg).rn.read_index(vec![arg, 1]);
+                if let Some(n) = c.node(arg) {
+                    let _ = n.rn.read_index(vec![arg, 1]);
+                }
             }
             8 => {
                 let target = u64::from(inp.byte().unwrap_or(0) % 5);
-                let _ = c.node(arg).rn.transfer_leader(target);
+                if let Some(n) = c.node(arg) {
+                    let _ = n.rn.transfer_leader(target);
+                }
             }
             9 => {
                 let cc = conf_change(&mut inp);
-                let _ = c.node(arg).rn.propose_conf_change(cc);
+                if let Some(n) = c.node(arg) {
+                    let _ = n.rn.propose_conf_change(cc);
+                }
             }
             10 => {
-                let n = c.node(arg);
+                let Some(n) = c.node(arg) else { continue };
                 let applied = n.applied;
                 let mut s = n.storage.wl();
                 if s.create_snapshot(applied, None, Some(vec![arg].into()))
@@ -234,7 +262,7 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             _ => {
-                let n = c.node(arg);
+                let Some(n) = c.node(arg) else { continue };
                 match arg % 4 {
                     0 => {
                         let _ = n.rn.forget_leader();
