@@ -275,10 +275,14 @@ impl<S: Storage> RawNode<S> {
     /// Processes a message received from a peer.
     ///
     /// # Errors
-    /// [`Error::StepLocalMsg`] for local-only message types,
+    /// [`Error::StepLocalMsg`] for local-only message types and for
+    /// messages claiming to come from this node itself,
     /// [`Error::StepPeerNotFound`] for responses from unknown peers.
     pub fn step(&mut self, m: Message) -> Result<()> {
-        if m.msg_type.is_local() {
+        // A node never receives its own messages over the network: one that
+        // claims to would make a follower take itself as its leader (and
+        // forward proposals to itself).
+        if m.msg_type.is_local() || m.from == self.raft.id {
             return Err(Error::StepLocalMsg);
         }
         if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {
