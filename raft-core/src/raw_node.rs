@@ -465,11 +465,19 @@ impl<S: Storage> RawNode<S> {
             }
             if let Some(index) = rec.snapshot_index {
                 self.raft.raft_log.stable_snap_to(index);
-                self.raft.applied_to(index, 0);
-                // Batches handed out before the snapshot are superseded.
-                while self.applying.front().is_some_and(|(i, _)| *i <= index) {
+                // Batches handed out before the snapshot are superseded:
+                // their bytes leave the applying budget with them, or the
+                // node would stop handing out committed entries once the
+                // leaked bytes fill the budget.
+                let mut superseded = 0;
+                while let Some(&(i, size)) = self.applying.front() {
+                    if i > index {
+                        break;
+                    }
+                    superseded += size;
                     self.applying.pop_front();
                 }
+                self.raft.applied_to(index, superseded);
             }
             if let Some(id) = rec.stable {
                 self.raft.raft_log.stable_to(id);

@@ -51,3 +51,86 @@ fn a_message_from_the_node_itself_is_refused() {
     let rd = rn.ready();
     assert!(rd.messages.iter().all(|m| m.to == 1), "{:?}", rd.messages);
 }
+
+/// Found by the simulator (seed 19190, a host that applies asynchronously):
+/// committed entries handed out for applying and then superseded by a
+/// snapshot before the host reported them applied kept their bytes in the
+/// applying budget for good. With a small budget (here one entry per
+/// Ready) the node never handed out another committed entry: the
+/// restarted leader of that run stopped applying, its uncommitted budget
+/// never drained, and every later proposal was dropped.
+#[test]
+fn committed_entries_superseded_by_a_snapshot_release_the_apply_budget() {
+    let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let mut c = Config::new(2);
+    c.max_size_per_msg = 0; // one committed entry per Ready
+    let mut rn = RawNode::new(&c, storage.clone()).expect("valid node");
+
+    // Persists a Ready and reports it durable, without applying anything
+    // (the host applies asynchronously); returns the committed indexes.
+    let persist = |rn: &mut RawNode<MemoryStorage>| -> Vec<u64> {
+        let rd = rn.ready();
+        {
+            let mut s = storage.wl();
+            if let Some(snap) = &rd.snapshot {
+                s.apply_snapshot(snap.clone()).expect("newer snapshot");
+            }
+            s.append(&rd.entries).expect("contiguous");
+            if let Some(hs) = rd.hard_state {
+                s.set_hard_state(hs);
+            }
+        }
+        let committed = rd.committed_entries.iter().map(|e| e.index).collect();
+        rn.advance_append(rd);
+        committed
+    };
+
+    // The leader (1) replicates and commits entries 1..=3.
+    let mut app = Message::new(MessageType::MsgApp, 1, 2);
+    app.term = 1;
+    app.commit = 3;
+    app.entries = (1..=3).map(|i| Entry::new(1, i, b"x".to_vec())).collect();
+    rn.step(app).unwrap();
+    assert_eq!(persist(&mut rn), vec![1], "one committed entry per Ready");
+    // The host has not applied entry 1 yet when a snapshot at 10 arrives.
+    let mut snap = Message::new(MessageType::MsgSnap, 1, 2);
+    snap.term = 1;
+    snap.snapshot = Some(raftlet::pb::Snapshot {
+        data: None,
+        metadata: raftlet::pb::SnapshotMetadata {
+            conf_state: ConfState::from_voters(vec![1, 2, 3]),
+            index: 10,
+            term: 1,
+        },
+    });
+    rn.step(snap).unwrap();
+    while rn.has_ready() {
+        persist(&mut rn);
+    }
+    // The host applies entry 1, then the snapshot.
+    rn.advance_apply_to(1);
+    rn.advance_apply_to(10);
+    assert_eq!(rn.basic_status().applied, 10);
+
+    // New entries after the snapshot commit, and are handed out to apply.
+    let mut app = Message::new(MessageType::MsgApp, 1, 2);
+    app.term = 1;
+    app.index = 10;
+    app.log_term = 1;
+    app.commit = 12;
+    app.entries = (11..=12).map(|i| Entry::new(1, i, b"y".to_vec())).collect();
+    rn.step(app).unwrap();
+    let mut handed = Vec::new();
+    for _ in 0..10 {
+        if !rn.has_ready() {
+            break;
+        }
+        let got = persist(&mut rn);
+        if let Some(&last) = got.last() {
+            rn.advance_apply_to(last);
+        }
+        handed.extend(got);
+    }
+    assert_eq!(handed, vec![11, 12]);
+    assert_eq!(rn.basic_status().applied, 12);
+}
