@@ -67,7 +67,10 @@
 //! each half of its configuration's voters (learners never count); a node
 //! that campaigns or leads is a voter of its own configuration; and, once
 //! the faults stop, a leader is elected and a proposal committed within
-//! [`params::LIVENESS_BOUND_ELECTIONS`] election timeouts.
+//! [`params::LIVENESS_BOUND_ELECTIONS`] election timeouts (30 in the churn
+//! profile, whose flow control is throttled), and applied by every running
+//! member of the configuration within [`params::CATCH_UP_FACTOR`] times
+//! that bound.
 //!
 //! # Use
 //!

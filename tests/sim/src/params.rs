@@ -17,6 +17,11 @@ pub const ELECTION_TICK: usize = 10;
 /// in base-rate ticks).
 pub const LIVENESS_BOUND_ELECTIONS: u64 = 10;
 
+/// Once a probe has committed, every running member of the configuration
+/// must have applied it within this many times the liveness bound (a
+/// member far behind catches up at the pace its flow control allows).
+pub const CATCH_UP_FACTOR: u64 = 3;
+
 /// The liveness bound of [`Profile::Churn`], whose flow control (one entry
 /// per append, one append in flight) makes catching up on the uncommitted
 /// backlog of a re-elected leader take longer.

@@ -13,7 +13,7 @@ use raftlet::pb::{
 use raftlet::{Config, Error, MemoryStorage, RawNode, Ready, SnapshotStatus, StateRole, Storage};
 
 use crate::check::{logs_match, Checker, Invariant, Violation};
-use crate::params::{Bug, Options, Params, ELECTION_TICK, UNITS_PER_TICK};
+use crate::params::{Bug, Options, Params, CATCH_UP_FACTOR, ELECTION_TICK, UNITS_PER_TICK};
 use crate::rng::{mix, Rng};
 use crate::stats::Stats;
 
@@ -184,7 +184,8 @@ pub struct Sim {
     reads: BTreeMap<Bytes, PendingRead>,
     phase: Phase,
     probe: Option<(u64, u64)>,
-    probe_committed: bool,
+    /// The nodes that applied a liveness probe.
+    probe_applied: BTreeSet<u64>,
     /// Removed members to stop, with the time to stop them (some linger
     /// a while, as a host may be slow to notice its removal).
     pending_stop: Vec<(u64, u64)>,
@@ -257,7 +258,7 @@ impl Sim {
             reads: BTreeMap::new(),
             phase: Phase::Chaos,
             probe: None,
-            probe_committed: false,
+            probe_applied: BTreeSet::new(),
             pending_stop: Vec::new(),
             liveness_ticks: None,
             p,
@@ -415,7 +416,7 @@ impl Sim {
         }
         let chaos_end = self.p.chaos_ticks * UNITS_PER_TICK;
         let bound = self.p.liveness_bound_elections * ELECTION_TICK as u64 * UNITS_PER_TICK;
-        let hard_cap = chaos_end + bound + 1000;
+        let hard_cap = chaos_end + CATCH_UP_FACTOR * bound + 1000;
         loop {
             self.now += 1;
             self.steps += 1;
@@ -426,7 +427,7 @@ impl Sim {
             match self.phase {
                 Phase::Chaos if self.now >= chaos_end => self.enter_liveness()?,
                 Phase::Liveness { start } => {
-                    if self.probe_committed {
+                    if self.probe_everywhere() {
                         self.liveness_ticks = Some((self.now - start) / UNITS_PER_TICK);
                         self.tr(|| {
                             format!(
@@ -435,14 +436,32 @@ impl Sim {
                             )
                         });
                         self.phase = Phase::Done { at: self.now };
-                    } else if self.now - start > bound {
+                    } else if self.now - start > bound && self.probe_applied.is_empty() {
                         return Err(Violation {
                             invariant: Invariant::Liveness,
                             time: self.now,
                             detail: format!(
-                                "no proposal committed within {} ticks ({} election timeouts) after the faults stopped\n{}",
+                                "no proposal committed within {} ticks ({} election timeouts) after the faults \
+                                 stopped (leader {:?})\n{}",
                                 bound / UNITS_PER_TICK,
                                 self.p.liveness_bound_elections,
+                                self.leader(),
+                                self.dump()
+                            ),
+                        });
+                    } else if self.now - start > CATCH_UP_FACTOR * bound {
+                        return Err(Violation {
+                            invariant: Invariant::Liveness,
+                            time: self.now,
+                            detail: format!(
+                                "the probe committed, but not every running member applied it within {} ticks \
+                                 ({} election timeouts) after the faults stopped (leader {:?}, applied by {:?}, \
+                                 not by {:?})\n{}",
+                                CATCH_UP_FACTOR * bound / UNITS_PER_TICK,
+                                CATCH_UP_FACTOR * self.p.liveness_bound_elections,
+                                self.leader(),
+                                self.probe_applied,
+                                self.probe_laggards(),
                                 self.dump()
                             ),
                         });
@@ -478,6 +497,10 @@ impl Sim {
             for _ in 0..4 {
                 if !self.handle_ready(id, true)? {
                     break;
+                }
+                if self.p.async_apply && self.phase != Phase::Chaos {
+                    // Once the faults stop, hosts apply at once.
+                    self.apply_queued(id, u64::MAX)?;
                 }
             }
         }
@@ -735,6 +758,9 @@ impl Sim {
     fn apply_snapshot(&mut self, id: u64, snap: &Snapshot) -> Res {
         let sm = decode_state(snap.data());
         self.chk.restored_state(id, &sm)?;
+        if sm.iter().any(|d| d.starts_with(b"live:")) {
+            self.probe_applied.insert(id);
+        }
         let node = self.nodes.get_mut(&id).expect("present");
         node.sm = sm;
         node.applied = snap.metadata.index;
@@ -749,8 +775,8 @@ impl Sim {
         Ok(())
     }
 
-    /// Hosts that apply asynchronously apply some of their queued work,
-    /// then report it with `advance_apply_to`.
+    /// Hosts that apply asynchronously apply some of their queued work
+    /// (slowly and at random times: slow application is a fault too).
     fn async_applies(&mut self) -> Res {
         let ids: Vec<u64> = self.nodes.keys().copied().collect();
         for id in ids {
@@ -758,8 +784,18 @@ impl Sim {
             if node.state != NodeState::Up || node.apply_queue.is_empty() || !self.rng.chance(0.3) {
                 continue;
             }
+            let n = self.rng.range(1, 8);
+            self.apply_queued(id, n)?;
+        }
+        Ok(())
+    }
+
+    /// Applies up to `n` items of `id`'s queued work, then reports them
+    /// with `advance_apply_to`.
+    fn apply_queued(&mut self, id: u64, n: u64) -> Res {
+        {
             let mut last = None;
-            for _ in 0..self.rng.range(1, 8) {
+            for _ in 0..n {
                 let Some(item) = self
                     .nodes
                     .get_mut(&id)
@@ -868,7 +904,7 @@ impl Sim {
                 let data = e.data.clone().unwrap_or_default();
                 if !data.is_empty() {
                     if data.starts_with(b"live:") {
-                        self.probe_committed = true;
+                        self.probe_applied.insert(id);
                     }
                     let node = self.nodes.get_mut(&id).expect("present");
                     let pos = node.sm.len();
@@ -1319,8 +1355,38 @@ impl Sim {
         Ok(())
     }
 
+    /// Whether a liveness probe was applied by every running member of the
+    /// leader's configuration.
+    fn probe_everywhere(&self) -> bool {
+        self.probe_laggards().is_some_and(|l| l.is_empty())
+    }
+
+    /// The running members of the leader's configuration that have not
+    /// applied a liveness probe (`None` without a leader).
+    fn probe_laggards(&self) -> Option<Vec<u64>> {
+        let l = self.leader()?;
+        let cfg = self.nodes[&l].rn.as_ref()?.status().config;
+        let members: BTreeSet<u64> = cfg
+            .voters
+            .ids()
+            .into_iter()
+            .chain(cfg.learners.iter().copied())
+            .chain(cfg.learners_next.iter().copied())
+            .collect();
+        Some(
+            members
+                .into_iter()
+                .filter(|id| {
+                    self.nodes.get(id).is_some_and(|n| n.state == NodeState::Up)
+                        && !self.probe_applied.contains(id)
+                })
+                .collect(),
+        )
+    }
+
     fn liveness_probe(&mut self) -> Res {
-        if self.probe_committed {
+        if !self.probe_applied.is_empty() {
+            // Committed: the members catch up on their own.
             return Ok(());
         }
         let Some(l) = self.leader() else {
