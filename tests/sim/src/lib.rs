@@ -68,7 +68,9 @@
 //! that campaigns or leads is a voter of its own configuration; and, once
 //! the faults stop, a leader is elected and a proposal committed within
 //! [`params::LIVENESS_BOUND_ELECTIONS`] election timeouts (30 in the churn
-//! profile, whose flow control is throttled), and applied by every running
+//! profile, whose flow control is throttled, and without pre-vote, where
+//! disruptive candidates make elections converge only probabilistically),
+//! and applied by every running
 //! member of the configuration within [`params::CATCH_UP_FACTOR`] times
 //! that bound.
 //!

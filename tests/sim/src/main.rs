@@ -106,7 +106,7 @@ fn main() -> ExitCode {
     let bound = params::LIVENESS_BOUND_ELECTIONS * params::ELECTION_TICK as u64;
     println!(
         "recovery after the faults stop (a probe applied by every running member): max {} ticks, \
-         mean {:.1} ticks (bounds: committed within {bound} ticks, {} in churn; applied everywhere \
+         mean {:.1} ticks (bounds: committed within {bound} ticks, {} in churn and without pre-vote; applied everywhere \
          within {}x that)",
         s.max_liveness_ticks,
         s.sum_liveness_ticks as f64 / (s.seeds - s.failures.len() as u64).max(1) as f64,

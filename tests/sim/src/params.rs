@@ -24,7 +24,10 @@ pub const CATCH_UP_FACTOR: u64 = 3;
 
 /// The liveness bound of [`Profile::Churn`], whose flow control (one entry
 /// per append, one append in flight) makes catching up on the uncommitted
-/// backlog of a re-elected leader take longer.
+/// backlog of a re-elected leader take longer; and of seeds without
+/// pre-vote, where nodes that cannot win keep raising the term (resetting
+/// the timers of those that can), so elections converge only
+/// probabilistically.
 pub const CHURN_LIVENESS_BOUND_ELECTIONS: u64 = 30;
 
 /// How adversarial the scenario mix is.
@@ -314,6 +317,9 @@ impl Params {
                 p.pause_rate = 0.0;
                 p.tick_periods = vec![UNITS_PER_TICK];
             }
+        }
+        if !p.pre_vote {
+            p.liveness_bound_elections = CHURN_LIVENESS_BOUND_ELECTIONS;
         }
         if let Some(t) = opts.chaos_ticks {
             p.chaos_ticks = t;
