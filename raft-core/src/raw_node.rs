@@ -82,6 +82,27 @@ impl Ready {
     }
 }
 
+/// Whether peers send messages of type `t` in their own name, with their
+/// id in `from` and their term. Forwarded proposals, reads and transfer
+/// requests are not: they keep the requester (or transferee) in `from`,
+/// which may be the recipient itself, and travel without a term.
+fn sent_by_peer(t: MessageType) -> bool {
+    matches!(
+        t,
+        MessageType::MsgApp
+            | MessageType::MsgAppResp
+            | MessageType::MsgVote
+            | MessageType::MsgVoteResp
+            | MessageType::MsgPreVote
+            | MessageType::MsgPreVoteResp
+            | MessageType::MsgSnap
+            | MessageType::MsgHeartbeat
+            | MessageType::MsgHeartbeatResp
+            | MessageType::MsgTimeoutNow
+            | MessageType::MsgReadIndexResp
+    )
+}
+
 /// What a handed-out Ready still owes the state machine once the host
 /// reports it persisted.
 #[derive(Debug)]
@@ -275,14 +296,17 @@ impl<S: Storage> RawNode<S> {
     /// Processes a message received from a peer.
     ///
     /// # Errors
-    /// [`Error::StepLocalMsg`] for local-only message types and for
-    /// messages claiming to come from this node itself,
+    /// [`Error::StepLocalMsg`] for local-only message types, and for peer
+    /// messages that claim to come from this node itself or carry no term,
     /// [`Error::StepPeerNotFound`] for responses from unknown peers.
     pub fn step(&mut self, m: Message) -> Result<()> {
-        // A node never receives its own messages over the network: one that
-        // claims to would make a follower take itself as its leader (and
-        // forward proposals to itself).
-        if m.msg_type.is_local() || m.from == self.raft.id {
+        if m.msg_type.is_local() {
+            return Err(Error::StepLocalMsg);
+        }
+        // A peer message from ourselves would make a follower take itself
+        // as its leader (and forward proposals to itself); one without a
+        // term would pass for a local message and skip the term checks.
+        if sent_by_peer(m.msg_type) && (m.from == self.raft.id || m.term == 0) {
             return Err(Error::StepLocalMsg);
         }
         if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {

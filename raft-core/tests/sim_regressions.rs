@@ -14,7 +14,8 @@ fn follower(id: u64) -> RawNode<MemoryStorage> {
 /// as its leader, and its next proposal was then "forwarded" to itself: a
 /// message-to-self panic in debug builds, a forwarding loop through the
 /// host in release builds (etcd panics there too). A node never receives
-/// its own messages over the network, so `step` refuses them.
+/// messages it sent in its own name, so `step` refuses them; forwarded
+/// requests, which keep the requester in `from`, still pass.
 #[test]
 fn a_message_from_the_node_itself_is_refused() {
     let mut rn = follower(2);
@@ -25,14 +26,11 @@ fn a_message_from_the_node_itself_is_refused() {
         MessageType::MsgVote,
         MessageType::MsgPreVote,
         MessageType::MsgTimeoutNow,
-        MessageType::MsgProp,
-        MessageType::MsgReadIndex,
+        MessageType::MsgAppResp,
+        MessageType::MsgHeartbeatResp,
     ] {
         let mut m = Message::new(t, 2, 2);
         m.term = 1;
-        if t == MessageType::MsgProp || t == MessageType::MsgReadIndex {
-            m.entries.push(Entry::new(0, 0, b"x".to_vec()));
-        }
         assert_eq!(rn.step(m), Err(Error::StepLocalMsg), "{t:?}");
     }
     let st = rn.basic_status();
@@ -50,6 +48,16 @@ fn a_message_from_the_node_itself_is_refused() {
     assert_eq!(rn.propose(b"p".to_vec()), Ok(()));
     let rd = rn.ready();
     assert!(rd.messages.iter().all(|m| m.to == 1), "{:?}", rd.messages);
+    rn.advance(rd);
+
+    // A read this node forwarded, sent back to it by a peer that took it
+    // for the leader, keeps this node in `from`: it is forwarded again.
+    let mut read = Message::new(MessageType::MsgReadIndex, 2, 2);
+    read.entries.push(Entry::new(0, 0, b"r".to_vec()));
+    assert_eq!(rn.step(read), Ok(()));
+    let rd = rn.ready();
+    assert_eq!(rd.messages.len(), 1);
+    assert_eq!((rd.messages[0].from, rd.messages[0].to), (2, 1));
 }
 
 /// Found by the simulator (seed 19190, a host that applies asynchronously):
@@ -133,4 +141,54 @@ fn committed_entries_superseded_by_a_snapshot_release_the_apply_budget() {
     }
     assert_eq!(handed, vec![11, 12]);
     assert_eq!(rn.basic_status().applied, 12);
+}
+
+/// Found by the `step` fuzz target: a (pre-)vote request without a term
+/// reached `step`. A term of 0 marks a node's own local messages, so the
+/// request skipped the term check, was answered, and the answer was sent
+/// without a term (an assertion in debug builds; etcd panics there). An
+/// append with term 0 likewise bypassed the stale-term check and could
+/// rewrite a follower's uncommitted log. Peers always send these types with
+/// their term, so `step` refuses them without one.
+#[test]
+fn peer_messages_without_a_term_are_refused() {
+    let mut rn = follower(2);
+    // A leader in term 2 gives the follower an uncommitted entry.
+    let mut app = Message::new(MessageType::MsgApp, 1, 2);
+    app.term = 2;
+    app.entries = vec![Entry::new(2, 1, b"a".to_vec())];
+    rn.step(app).unwrap();
+    let rd = rn.ready();
+    rn.advance(rd);
+
+    for t in [
+        MessageType::MsgApp,
+        MessageType::MsgAppResp,
+        MessageType::MsgVote,
+        MessageType::MsgVoteResp,
+        MessageType::MsgPreVote,
+        MessageType::MsgPreVoteResp,
+        MessageType::MsgSnap,
+        MessageType::MsgHeartbeat,
+        MessageType::MsgHeartbeatResp,
+        MessageType::MsgTimeoutNow,
+        MessageType::MsgReadIndexResp,
+    ] {
+        let mut m = Message::new(t, 3, 2);
+        if t == MessageType::MsgApp {
+            m.entries = vec![Entry::new(0, 1, b"evil".to_vec())];
+        }
+        assert_eq!(rn.step(m), Err(Error::StepLocalMsg), "{t:?}");
+    }
+    assert!(!rn.has_ready(), "nothing answered, nothing appended");
+    let st = rn.basic_status();
+    assert_eq!((st.hard_state.term, st.soft_state.leader_id), (2, 1));
+
+    // Forwarded proposals and reads travel without a term, as they must.
+    let mut prop = Message::new(MessageType::MsgProp, 3, 2);
+    prop.entries = vec![Entry::new(0, 0, b"p".to_vec())];
+    assert_eq!(rn.step(prop), Ok(()));
+    let mut read = Message::new(MessageType::MsgReadIndex, 3, 2);
+    read.entries = vec![Entry::new(0, 0, b"r".to_vec())];
+    assert_eq!(rn.step(read), Ok(()));
 }
