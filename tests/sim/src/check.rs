@@ -38,7 +38,9 @@ pub enum Invariant {
     /// within the stated bound.
     Liveness,
     /// The host could not follow the Ready contract (a storage write was
-    /// refused, a conf-change entry did not decode, a restart failed).
+    /// refused, a conf-change entry did not decode, a restart failed), or a
+    /// node refused a message its peer sent as local, malformed or
+    /// unreadable.
     HostContract,
     /// raftlet panicked.
     Panic,

@@ -1181,6 +1181,7 @@ impl Sim {
                 .get_mut(&to)
                 .and_then(|n| n.rn.as_mut())
                 .expect("up");
+            let (mt, mfrom, mterm) = (m.msg_type, m.from, m.term);
             if let Err(e) = rn.step(m) {
                 self.stats.op(match e {
                     Error::StepPeerNotFound => "step-response-from-non-member",
@@ -1190,8 +1191,20 @@ impl Sim {
                     | Error::TooManyLearners => "forwarded-conf-changes-refused",
                     Error::TransferRefused(_) => "forwarded-transfers-refused",
                     Error::NoLeader => "forwarded-reads-no-leader",
-                    _ => "step-other-error",
+                    _ => {
+                        // Every message here was sent by a raftlet node:
+                        // refusing it as local, malformed or failing on
+                        // storage is a bug.
+                        return Err(Violation {
+                            invariant: Invariant::HostContract,
+                            time: self.now,
+                            detail: format!(
+                                "node {to} refused {mt} from {mfrom} (term {mterm}): {e}"
+                            ),
+                        });
+                    }
                 });
+                self.tr(|| format!("n{to} refused {mt} from {mfrom}: {e}"));
             }
             self.after_op(to)?;
             if is_snap {
