@@ -66,7 +66,9 @@ fn a_message_from_the_node_itself_is_refused() {
 /// applying budget for good. With a small budget (here one entry per
 /// Ready) the node never handed out another committed entry: the
 /// restarted leader of that run stopped applying, its uncommitted budget
-/// never drained, and every later proposal was dropped.
+/// never drained, and every later proposal was dropped. (Since the fix
+/// below, such a snapshot waits for the handed-out entries; the budget is
+/// released either way.)
 #[test]
 fn committed_entries_superseded_by_a_snapshot_release_the_apply_budget() {
     let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
@@ -103,7 +105,7 @@ fn committed_entries_superseded_by_a_snapshot_release_the_apply_budget() {
     // The host has not applied entry 1 yet when a snapshot at 10 arrives.
     let mut snap = Message::new(MessageType::MsgSnap, 1, 2);
     snap.term = 1;
-    snap.snapshot = Some(raftlet::pb::Snapshot {
+    let snapshot = Some(raftlet::pb::Snapshot {
         data: None,
         metadata: raftlet::pb::SnapshotMetadata {
             conf_state: ConfState::from_voters(vec![1, 2, 3]),
@@ -111,12 +113,18 @@ fn committed_entries_superseded_by_a_snapshot_release_the_apply_budget() {
             term: 1,
         },
     });
+    snap.snapshot = snapshot;
+    rn.step(snap.clone()).unwrap();
+    while rn.has_ready() {
+        persist(&mut rn);
+    }
+    // The host applies entry 1; the leader sends the snapshot again, and
+    // the host applies it.
+    rn.advance_apply_to(1);
     rn.step(snap).unwrap();
     while rn.has_ready() {
         persist(&mut rn);
     }
-    // The host applies entry 1, then the snapshot.
-    rn.advance_apply_to(1);
     rn.advance_apply_to(10);
     assert_eq!(rn.basic_status().applied, 10);
 
@@ -191,4 +199,108 @@ fn peer_messages_without_a_term_are_refused() {
     let mut read = Message::new(MessageType::MsgReadIndex, 3, 2);
     read.entries = vec![Entry::new(0, 0, b"r".to_vec())];
     assert_eq!(rn.step(read), Ok(()));
+}
+
+/// Found by the simulator (seed 13348, a host that applies asynchronously):
+/// a follower restored a snapshot (switching to the snapshot's
+/// configuration) while committed entries it had handed out were not yet
+/// applied. The host then applied a conf change among them, as it must, and
+/// `apply_conf_change` applied it on top of the snapshot's configuration:
+/// the node ended in a configuration no other node had (a joint one that
+/// refused every later change). A follower now refuses a snapshot until
+/// the entries it handed out are applied; the leader sends it again.
+#[test]
+fn a_snapshot_waits_for_handed_out_entries_to_be_applied() {
+    use raftlet::pb::{ConfChange, ConfChangeI, ConfChangeType, Snapshot, SnapshotMetadata};
+    let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let mut rn = RawNode::new(&Config::new(2), storage.clone()).expect("valid node");
+    let persist = |rn: &mut RawNode<MemoryStorage>| -> (Vec<Entry>, Option<Snapshot>) {
+        let rd = rn.ready();
+        {
+            let mut s = storage.wl();
+            if let Some(snap) = &rd.snapshot {
+                s.apply_snapshot(snap.clone()).expect("newer snapshot");
+            }
+            s.append(&rd.entries).expect("contiguous");
+            if let Some(hs) = rd.hard_state {
+                s.set_hard_state(hs);
+            }
+        }
+        let out = (rd.committed_entries.clone(), rd.snapshot.clone());
+        rn.advance_append(rd);
+        out
+    };
+
+    // Entry 2 adds learner 4; both entries commit.
+    let (t, data) = ConfChangeI::V1(ConfChange {
+        change_type: ConfChangeType::ConfChangeAddLearnerNode,
+        node_id: 4,
+        ..ConfChange::default()
+    })
+    .to_entry_parts();
+    let mut app = Message::new(MessageType::MsgApp, 1, 2);
+    app.term = 1;
+    app.commit = 2;
+    app.entries = vec![
+        Entry::new(1, 1, b"a".to_vec()),
+        Entry {
+            entry_type: t,
+            term: 1,
+            index: 2,
+            data: Some(data),
+        },
+    ];
+    rn.step(app).unwrap();
+    let (to_apply, _) = persist(&mut rn);
+    assert_eq!(to_apply.len(), 2, "both handed out, not applied yet");
+
+    // Meanwhile the cluster removed 4 and added 5; a snapshot at 10 says so.
+    let snap = Snapshot {
+        data: None,
+        metadata: SnapshotMetadata {
+            conf_state: ConfState {
+                voters: vec![1, 2, 3],
+                learners: vec![5],
+                ..ConfState::default()
+            },
+            index: 10,
+            term: 1,
+        },
+    };
+    let mut msg = Message::new(MessageType::MsgSnap, 1, 2);
+    msg.term = 1;
+    msg.snapshot = Some(snap.clone());
+    rn.step(msg.clone()).unwrap();
+    let (_, restored) = persist(&mut rn);
+    assert!(
+        restored.is_none(),
+        "refused while entries are being applied"
+    );
+
+    // The host applies what it was handed, conf change included.
+    for e in &to_apply {
+        if e.entry_type != raftlet::pb::EntryType::EntryNormal {
+            rn.apply_conf_change(&ConfChangeI::from_entry(e).unwrap())
+                .unwrap();
+        }
+    }
+    rn.advance_apply_to(2);
+    assert_eq!(
+        rn.status()
+            .config
+            .learners
+            .iter()
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![4]
+    );
+
+    // The leader sends the snapshot again: now it is restored.
+    rn.step(msg).unwrap();
+    let (_, restored) = persist(&mut rn);
+    assert_eq!(restored.map(|s| s.metadata.index), Some(10));
+    let cfg = rn.status().config;
+    assert_eq!(cfg.learners.iter().copied().collect::<Vec<_>>(), vec![5]);
+    assert_eq!(cfg.voters.incoming.len(), 3);
+    assert!(cfg.voters.outgoing.is_empty());
 }
