@@ -143,6 +143,9 @@ pub struct Bugs {
     pub no_election_timeout: bool,
     /// Hand the same committed entries out again in every Ready.
     pub reapply_committed: bool,
+    /// Restore a snapshot even while handed-out committed entries are not
+    /// yet applied.
+    pub restore_while_applying: bool,
 }
 
 /// The Raft state machine of one node.

@@ -103,7 +103,13 @@ impl<S: Storage> Raft<S> {
         // would then be applied on top of the snapshot's configuration,
         // leaving this node in a configuration no other node has: refuse
         // the snapshot until they are applied (the leader sends it again).
-        if self.raft_log.applying > self.raft_log.applied {
+        #[allow(unused_mut)]
+        let mut applying = self.raft_log.applying > self.raft_log.applied;
+        #[cfg(feature = "bug-injection")]
+        if self.bugs.restore_while_applying {
+            applying = false;
+        }
+        if applying {
             return false;
         }
         // Build the snapshot's configuration before touching the log, so a
