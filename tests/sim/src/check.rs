@@ -34,6 +34,9 @@ pub enum Invariant {
     CommitWithoutVoterQuorum,
     /// A learner (or non-member) never campaigns or leads.
     LearnerCampaigned,
+    /// Every node that applies the conf change at an index ends in the same
+    /// configuration (or refuses it alike).
+    ConfigAgreement,
     /// After the faults stop, a leader is elected and a proposal commits
     /// within the stated bound.
     Liveness,
@@ -57,6 +60,7 @@ impl Invariant {
             Invariant::StaleRead => "stale-read",
             Invariant::CommitWithoutVoterQuorum => "commit-without-voter-quorum",
             Invariant::LearnerCampaigned => "learner-campaigned",
+            Invariant::ConfigAgreement => "config-agreement",
             Invariant::Liveness => "liveness",
             Invariant::HostContract => "host-contract",
             Invariant::Panic => "panic",
@@ -133,6 +137,9 @@ pub struct Checker {
     pub max_applied: u64,
     /// The highest conf-change index applied anywhere so far.
     pub max_conf_applied: u64,
+    /// The outcome of applying the conf change at each index: the
+    /// configuration it led to, or the refusal.
+    conf_outcomes: BTreeMap<u64, (Result<raftlet::pb::ConfState, String>, u64)>,
 }
 
 impl Checker {
@@ -324,6 +331,39 @@ impl Checker {
             self.applied_payload(id, i, d)?;
         }
         Ok(())
+    }
+
+    /// Node `id` applied the conf change at `index` with `outcome`: the
+    /// same as every node before it.
+    pub fn conf_applied(
+        &mut self,
+        id: u64,
+        index: u64,
+        outcome: Result<raftlet::pb::ConfState, String>,
+    ) -> Result<(), Violation> {
+        match self.conf_outcomes.get(&index) {
+            None => {
+                self.conf_outcomes.insert(index, (outcome, id));
+                Ok(())
+            }
+            Some((first, who)) => {
+                let same = match (first, &outcome) {
+                    (Ok(a), Ok(b)) => a.equivalent(b).is_ok(),
+                    (Err(_), Err(_)) => true,
+                    _ => false,
+                };
+                if same {
+                    return Ok(());
+                }
+                self.fail(
+                    Invariant::ConfigAgreement,
+                    format!(
+                        "node {id} applied the conf change at {index} with outcome {outcome:?}, \
+                         node {who} with {first:?}"
+                    ),
+                )
+            }
+        }
     }
 
     /// The number of distinct payloads applied so far.

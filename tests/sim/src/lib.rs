@@ -63,7 +63,8 @@
 //! at its index, and no leader at or after a commit's term holds another);
 //! applied payload sequences are prefixes of one another; a ReadIndex
 //! answer is at least the highest index applied anywhere before the read
-//! was issued; every entry a leader commits is persisted on a majority of
+//! was issued; every node that applies the conf change at an index ends in
+//! the same configuration; every entry a leader commits is persisted on a majority of
 //! each half of its configuration's voters (learners never count); a node
 //! that campaigns or leads is a voter of its own configuration; and, once
 //! the faults stop, a leader is elected and a proposal committed within

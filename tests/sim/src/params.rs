@@ -95,11 +95,13 @@ pub enum Bug {
     NoElectionTimeout,
     /// The same committed entries are handed out in every Ready.
     ReapplyCommitted,
+    /// A snapshot is restored while handed-out entries are not applied.
+    RestoreWhileApplying,
 }
 
 impl Bug {
     /// Every bug.
-    pub const ALL: [Bug; 9] = [
+    pub const ALL: [Bug; 10] = [
         Bug::LearnerCountsInQuorum,
         Bug::CommitOldTermByCounting,
         Bug::VoteIgnoresLog,
@@ -109,6 +111,7 @@ impl Bug {
         Bug::LearnerCampaigns,
         Bug::NoElectionTimeout,
         Bug::ReapplyCommitted,
+        Bug::RestoreWhileApplying,
     ];
 
     /// The name of raftlet's switch.
@@ -123,6 +126,7 @@ impl Bug {
             Bug::LearnerCampaigns => "learner_campaigns",
             Bug::NoElectionTimeout => "no_election_timeout",
             Bug::ReapplyCommitted => "reapply_committed",
+            Bug::RestoreWhileApplying => "restore_while_applying",
         }
     }
 

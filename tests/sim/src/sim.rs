@@ -864,7 +864,9 @@ impl Sim {
                 let node = self.nodes.get_mut(&id).expect("present");
                 let prev = node.conf_state.clone();
                 let rn = node.rn.as_mut().expect("up");
-                match rn.apply_conf_change(&cc) {
+                let res = rn.apply_conf_change(&cc);
+                let outcome = res.clone().map_err(|e| e.to_string());
+                match res {
                     Ok(cs) => {
                         node.conf_state = cs.clone();
                         self.tr(|| format!("n{id} applied conf change {} at {}: voters {:?} outgoing {:?} learners {:?} learners_next {:?}{}",
@@ -896,6 +898,12 @@ impl Sim {
                             format!("n{id} refused conf change at {} on apply: {err}", e.index)
                         });
                     }
+                }
+                // The bootstrap entries are applied twice on the initial
+                // voters (by bootstrap, then by the host), once from an
+                // empty configuration elsewhere: only later changes compare.
+                if e.index > self.p.nodes {
+                    self.chk.conf_applied(id, e.index, outcome)?;
                 }
                 self.after_op(id)?;
                 self.check_voter(id)?;
@@ -1910,6 +1918,7 @@ fn plant(rn: &mut RawNode<MemoryStorage>, bug: Bug) {
         Bug::LearnerCampaigns => b.learner_campaigns = true,
         Bug::NoElectionTimeout => b.no_election_timeout = true,
         Bug::ReapplyCommitted => b.reapply_committed = true,
+        Bug::RestoreWhileApplying => b.restore_while_applying = true,
     }
 }
 

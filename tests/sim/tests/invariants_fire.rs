@@ -130,8 +130,17 @@ fn entries_handed_out_twice_are_caught_by_the_applied_sequence_check() {
     );
 }
 
+#[test]
+fn restoring_a_snapshot_under_unapplied_conf_changes_is_caught_by_config_agreement() {
+    first_catch(
+        Bug::RestoreWhileApplying,
+        Profile::Mixed,
+        Invariant::ConfigAgreement,
+    );
+}
+
 /// Every planted bug has a test above.
 #[test]
 fn every_bug_is_covered() {
-    assert_eq!(Bug::ALL.len(), 9);
+    assert_eq!(Bug::ALL.len(), 10);
 }
