@@ -3,6 +3,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 CC ?= cc
 SEEDS ?= 20000
+FUZZ_SECONDS ?= 60
 PREFIX ?= /usr/local
 TOOLS := build/tools/bin
 CBINDGEN := $(TOOLS)/cbindgen
@@ -17,7 +18,7 @@ help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: test
-test: lint test-rust doc check-header test-c test-python test-go examples plan-coverage ## everything CI runs
+test: lint test-rust sim-test doc check-header test-c test-python test-go examples plan-coverage ## everything CI runs
 	@echo "make test: all checks passed"
 
 .PHONY: tools
@@ -34,6 +35,19 @@ lint: ## cargo fmt --check and clippy -D warnings
 test-rust: ## all Rust tests (unit, integration, doctests)
 	$(CARGO) test --workspace
 	$(CARGO) test -p raftlet-ffi --features testing --test panic
+
+.PHONY: sim-test
+sim-test: ## the simulator's fixed seed set and planted-bug tests (release build)
+	$(CARGO) test --release -p raftlet-sim
+	$(CARGO) test --release -p raftlet-sim --features bug-injection --test invariants_fire
+
+.PHONY: chaos
+chaos: ## SEEDS simulator seeds (default 20000) on 2 threads; prints steps and faults per kind
+	$(CARGO) run --release -q -p raftlet-sim -- --seeds $(SEEDS) --threads 2
+
+.PHONY: fuzz
+fuzz: ## every cargo-fuzz target for FUZZ_SECONDS (default 60) each
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh
 
 .PHONY: doc
 doc: ## rustdoc with warnings denied

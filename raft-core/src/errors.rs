@@ -46,7 +46,9 @@ pub enum Error {
     /// disabled, a leader transfer is pending, or the uncommitted-size budget
     /// is exhausted (etcd `ErrProposalDropped`).
     ProposalDropped,
-    /// A local-only message type arrived through `step` (etcd `ErrStepLocalMsg`).
+    /// A local-only message type, a message claiming to come from the node
+    /// itself, or a peer message without a term (term 0 marks local
+    /// messages) arrived through `step` (etcd `ErrStepLocalMsg`).
     StepLocalMsg,
     /// A response came from a peer that is not in the configuration
     /// (etcd `ErrStepPeerNotFound`).

@@ -85,6 +85,27 @@ impl Ready {
     }
 }
 
+/// Whether peers send messages of type `t` in their own name, with their
+/// id in `from` and their term. Forwarded proposals, reads and transfer
+/// requests are not: they keep the requester (or transferee) in `from`,
+/// which may be the recipient itself, and travel without a term.
+fn sent_by_peer(t: MessageType) -> bool {
+    matches!(
+        t,
+        MessageType::MsgApp
+            | MessageType::MsgAppResp
+            | MessageType::MsgVote
+            | MessageType::MsgVoteResp
+            | MessageType::MsgPreVote
+            | MessageType::MsgPreVoteResp
+            | MessageType::MsgSnap
+            | MessageType::MsgHeartbeat
+            | MessageType::MsgHeartbeatResp
+            | MessageType::MsgTimeoutNow
+            | MessageType::MsgReadIndexResp
+    )
+}
+
 /// What a handed-out Ready still owes the state machine once the host
 /// reports it persisted.
 #[derive(Debug)]
@@ -294,11 +315,18 @@ impl<S: Storage> RawNode<S> {
     /// [`RawNode::read_index`] and [`RawNode::transfer_leader`].
     ///
     /// # Errors
-    /// [`Error::StepLocalMsg`] for local-only message types,
+    /// [`Error::StepLocalMsg`] for local-only message types, and for peer
+    /// messages that claim to come from this node itself or carry no term,
     /// [`Error::StepPeerNotFound`] for responses from unknown peers, and
     /// [`Error::ProposalDropped`] for a forwarded proposal that is dropped.
     pub fn step(&mut self, m: Message) -> Result<()> {
         if m.msg_type.is_local() {
+            return Err(Error::StepLocalMsg);
+        }
+        // A peer message from ourselves would make a follower take itself
+        // as its leader (and forward proposals to itself); one without a
+        // term would pass for a local message and skip the term checks.
+        if sent_by_peer(m.msg_type) && (m.from == self.raft.id || m.term == 0) {
             return Err(Error::StepLocalMsg);
         }
         if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {
@@ -437,7 +465,13 @@ impl<S: Storage> RawNode<S> {
         self.prev_soft_state = ss;
         self.prev_hard_state = hs;
         r.raft_log.accept_unstable();
-        if let Some(last) = committed_entries.last() {
+        #[cfg(feature = "bug-injection")]
+        let committed_last = committed_entries
+            .last()
+            .filter(|_| !r.bugs.reapply_committed);
+        #[cfg(not(feature = "bug-injection"))]
+        let committed_last = committed_entries.last();
+        if let Some(last) = committed_last {
             let size = ents_size(&committed_entries);
             r.raft_log.accept_applying(last.index, size, true);
             self.applying.push_back((last.index, size));

@@ -117,9 +117,14 @@ impl<S: Storage> Raft<S> {
         // We can vote if this is a repeat of a vote we've already cast, or we
         // haven't voted and don't think there's a leader yet in this term, or
         // this is a pre-vote for a future term.
-        let can_vote = self.vote == m.from
+        #[allow(unused_mut)]
+        let mut can_vote = self.vote == m.from
             || (self.vote == INVALID_ID && self.lead == INVALID_ID)
             || (m.msg_type == MessageType::MsgPreVote && m.term > self.term);
+        #[cfg(feature = "bug-injection")]
+        if self.bugs.vote_twice {
+            can_vote = true;
+        }
         let cand = EntryId {
             term: m.log_term,
             index: m.index,

@@ -133,6 +133,20 @@ pub struct Bugs {
     pub vote_ignores_log: bool,
     /// Answer reads with the commit index without confirming leadership.
     pub read_without_quorum: bool,
+    /// Grant a vote even after voting for another candidate in the term.
+    pub vote_twice: bool,
+    /// Accept an append whose previous entry has another term than ours
+    /// (only its index is checked).
+    pub append_ignores_prev_term: bool,
+    /// Let learners campaign.
+    pub learner_campaigns: bool,
+    /// Never campaign when the election timeout elapses.
+    pub no_election_timeout: bool,
+    /// Hand the same committed entries out again in every Ready.
+    pub reapply_committed: bool,
+    /// Restore a snapshot even while handed-out committed entries are not
+    /// yet applied.
+    pub restore_while_applying: bool,
 }
 
 /// The Raft state machine of one node.
@@ -405,6 +419,10 @@ impl<S: Storage> Raft<S> {
 
     fn tick_election(&mut self) {
         self.election_elapsed += 1;
+        #[cfg(feature = "bug-injection")]
+        if self.bugs.no_election_timeout {
+            return;
+        }
         // The timeout check comes first: it reads only this struct, so the
         // common tick of an idle group touches no heap memory.
         if self.past_election_timeout() && self.promotable() {
@@ -524,7 +542,15 @@ impl<S: Storage> Raft<S> {
     /// snapshot (etcd `promotable`).
     pub fn promotable(&self) -> bool {
         match self.trk.get(self.id) {
-            Some(pr) => !pr.is_learner && !self.raft_log.has_next_or_in_progress_snapshot(),
+            Some(pr) => {
+                #[allow(unused_mut)]
+                let mut learner = pr.is_learner;
+                #[cfg(feature = "bug-injection")]
+                if self.bugs.learner_campaigns {
+                    learner = false;
+                }
+                !learner && !self.raft_log.has_next_or_in_progress_snapshot()
+            }
             None => false,
         }
     }

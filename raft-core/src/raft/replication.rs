@@ -547,6 +547,16 @@ impl<S: Storage> Raft<S> {
             // log.
             return;
         }
+        #[cfg(feature = "bug-injection")]
+        let a = {
+            let mut a = a;
+            if self.bugs.append_ignores_prev_term && a.prev.index <= self.raft_log.last_index() {
+                if let Ok(t) = self.raft_log.term(a.prev.index) {
+                    a.prev.term = t;
+                }
+            }
+            a
+        };
         if let Some(last_new) = self.raft_log.maybe_append(a, commit) {
             let mut resp = Message::new(MessageType::MsgAppResp, INVALID_ID, from);
             resp.index = last_new;

@@ -108,6 +108,20 @@ impl<S: Storage> Raft<S> {
             self.raft_log.commit_to(s.metadata.index);
             return false;
         }
+        // Committed entries handed out to a host that applies them
+        // asynchronously are not applied yet. A conf change among them
+        // would then be applied on top of the snapshot's configuration,
+        // leaving this node in a configuration no other node has: refuse
+        // the snapshot until they are applied (the leader sends it again).
+        #[allow(unused_mut)]
+        let mut applying = self.raft_log.applying > self.raft_log.applied;
+        #[cfg(feature = "bug-injection")]
+        if self.bugs.restore_while_applying {
+            applying = false;
+        }
+        if applying {
+            return false;
+        }
         // Build the snapshot's configuration before touching the log, so a
         // malformed configuration from the network is refused, not applied.
         let fresh = crate::tracker::ProgressTracker::new(

@@ -1,0 +1,1934 @@
+//! The simulator: nodes, their hosts' Ready loops, the network, the clock,
+//! the client and the fault injector. See the crate docs for the model.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt::Write as _;
+
+use bytes::Bytes;
+use raftlet::describe::{describe_conf_change, describe_entry, describe_message};
+use raftlet::pb::{
+    ConfChange, ConfChangeI, ConfChangeSingle, ConfChangeTransition, ConfChangeType, ConfChangeV2,
+    ConfState, Entry, EntryType, Message, MessageType, Snapshot,
+};
+use raftlet::{Config, Error, MemoryStorage, RawNode, Ready, SnapshotStatus, StateRole, Storage};
+
+use crate::check::{logs_match, Checker, Invariant, Violation};
+use crate::params::{Bug, Options, Params, CATCH_UP_FACTOR, ELECTION_TICK, UNITS_PER_TICK};
+use crate::rng::{mix, Rng};
+use crate::stats::Stats;
+
+type Res<T = ()> = Result<T, Violation>;
+
+/// Where in the Ready loop a crash hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CrashPoint {
+    /// After `ready()`, before anything was persisted: the Ready is lost.
+    BeforePersist,
+    /// After persisting, before sending: messages and applies are lost.
+    AfterPersist,
+    /// After sending, before applying and advancing.
+    AfterSend,
+    /// After applying, before `advance`.
+    AfterApply,
+}
+
+impl CrashPoint {
+    const ALL: [CrashPoint; 4] = [
+        CrashPoint::BeforePersist,
+        CrashPoint::AfterPersist,
+        CrashPoint::AfterSend,
+        CrashPoint::AfterApply,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            CrashPoint::BeforePersist => "crash-before-persist",
+            CrashPoint::AfterPersist => "crash-after-persist",
+            CrashPoint::AfterSend => "crash-after-send",
+            CrashPoint::AfterApply => "crash-after-apply",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NodeState {
+    Up,
+    /// Crashed; restarts from its storage at `restart_at`.
+    Down {
+        restart_at: u64,
+    },
+    /// Removed from the configuration and stopped for good.
+    Removed,
+}
+
+/// Work a host that applies asynchronously has taken from a Ready but
+/// not applied yet.
+enum Pending {
+    Snapshot(Snapshot),
+    Entry(Entry),
+}
+
+/// One simulated host: a RawNode, its disk and its state machine.
+struct Node {
+    /// `None` while crashed or removed.
+    rn: Option<RawNode<MemoryStorage>>,
+    /// The disk: only what the host persisted. Survives crashes.
+    storage: MemoryStorage,
+    incarnation: u64,
+    state: NodeState,
+    /// The state machine (volatile: rebuilt from the snapshot on restart):
+    /// the applied payloads in order.
+    sm: Vec<Bytes>,
+    /// The last index applied to `sm`.
+    applied: u64,
+    /// The configuration after the last applied entry (what a snapshot
+    /// taken at `applied` records).
+    conf_state: ConfState,
+    /// Time units between two ticks (clock skew: larger is slower).
+    tick_period: u64,
+    next_tick: u64,
+    /// The clock does not tick before this time (a paused process).
+    paused_until: u64,
+    /// The commit index seen after the last operation.
+    last_commit: u64,
+    /// Role and term seen after the last operation.
+    last_role: (StateRole, u64),
+    /// Committed work not applied yet (hosts that apply asynchronously).
+    apply_queue: VecDeque<Pending>,
+}
+
+/// A message in flight.
+struct Flight {
+    msg: Message,
+}
+
+/// The kinds of network partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartitionKind {
+    /// Two groups that cannot reach each other.
+    Symmetric,
+    /// The leader (sometimes with the learners) cut from everyone else.
+    IsolateLeader,
+    /// Messages from one group to the other are lost; the other way works.
+    OneWay,
+    /// Random links cut in both directions: connectivity is not transitive.
+    Asymmetric,
+}
+
+impl PartitionKind {
+    fn name(self) -> &'static str {
+        match self {
+            PartitionKind::Symmetric => "partition-symmetric",
+            PartitionKind::IsolateLeader => "partition-isolate-leader",
+            PartitionKind::OneWay => "partition-one-way",
+            PartitionKind::Asymmetric => "partition-asymmetric",
+        }
+    }
+}
+
+/// A read waiting for its answer.
+struct PendingRead {
+    node: u64,
+    issued: u64,
+    /// The highest index applied anywhere before the read was issued: every
+    /// acknowledged write is at or below it.
+    floor: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Faults and client operations.
+    Chaos,
+    /// Faults healed; waiting for a leader and a committed probe.
+    Liveness { start: u64 },
+    /// The probe committed at `at`; the run ends a little later.
+    Done { at: u64 },
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The seed.
+    pub seed: u64,
+    /// Steps (simulated time units) executed.
+    pub steps: u64,
+    /// The first violation, if any.
+    pub violation: Option<Violation>,
+    /// Counters of faults injected and operations performed.
+    pub stats: Stats,
+    /// Base ticks from the end of the faults until a probe committed.
+    pub liveness_ticks: Option<u64>,
+    /// Voters at the start.
+    pub nodes: u64,
+}
+
+/// A deterministic simulation of one cluster. Build with [`Sim::new`] and
+/// call [`Sim::run`]; or use [`crate::run_seed`].
+pub struct Sim {
+    seed: u64,
+    opts: Options,
+    p: Params,
+    rng: Rng,
+    now: u64,
+    steps: u64,
+    nodes: BTreeMap<u64, Node>,
+    queue: BTreeMap<(u64, u64), Flight>,
+    queue_seq: u64,
+    blocked: BTreeSet<(u64, u64)>,
+    partition: Option<(PartitionKind, u64)>,
+    chk: Checker,
+    stats: Stats,
+    next_id: u64,
+    spares: Vec<u64>,
+    payload_seq: u64,
+    reads: BTreeMap<Bytes, PendingRead>,
+    phase: Phase,
+    probe: Option<(u64, u64)>,
+    /// The nodes that applied a liveness probe.
+    probe_applied: BTreeSet<u64>,
+    /// Removed members to stop, with the time to stop them (some linger
+    /// a while, as a host may be slow to notice its removal).
+    pending_stop: Vec<(u64, u64)>,
+    liveness_ticks: Option<u64>,
+}
+
+/// Encodes a state machine (the applied payloads) as snapshot data: a u32
+/// big-endian length before each payload.
+pub fn encode_state(sm: &[Bytes]) -> Bytes {
+    let mut out = Vec::with_capacity(sm.iter().map(|d| d.len() + 4).sum());
+    for d in sm {
+        out.extend_from_slice(&(d.len() as u32).to_be_bytes());
+        out.extend_from_slice(d);
+    }
+    Bytes::from(out)
+}
+
+/// Decodes what [`encode_state`] produced.
+pub fn decode_state(mut b: &[u8]) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    while b.len() >= 4 {
+        let n = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize;
+        let n = n.min(b.len() - 4);
+        out.push(Bytes::copy_from_slice(&b[4..4 + n]));
+        b = &b[4 + n..];
+    }
+    out
+}
+
+fn members(cs: &ConfState) -> BTreeSet<u64> {
+    cs.voters
+        .iter()
+        .chain(&cs.learners)
+        .chain(&cs.voters_outgoing)
+        .chain(&cs.learners_next)
+        .copied()
+        .collect()
+}
+
+fn host_err(now: u64, what: String) -> Violation {
+    Violation {
+        invariant: Invariant::HostContract,
+        time: now,
+        detail: what,
+    }
+}
+
+impl Sim {
+    /// A cluster for `seed`: the parameters are drawn from it, and the
+    /// initial voters are bootstrapped (their first Ready is handled, with
+    /// no fault, before the run starts).
+    pub fn new(seed: u64, opts: Options) -> Sim {
+        let p = Params::draw(seed, &opts);
+        let sim = Sim {
+            seed,
+            rng: Rng::new(mix(seed, 0x0005_1a1e)),
+            opts,
+            now: 0,
+            steps: 0,
+            nodes: BTreeMap::new(),
+            queue: BTreeMap::new(),
+            queue_seq: 0,
+            blocked: BTreeSet::new(),
+            partition: None,
+            chk: Checker::default(),
+            stats: Stats::default(),
+            next_id: p.nodes + 1,
+            spares: Vec::new(),
+            payload_seq: 0,
+            reads: BTreeMap::new(),
+            phase: Phase::Chaos,
+            probe: None,
+            probe_applied: BTreeSet::new(),
+            pending_stop: Vec::new(),
+            liveness_ticks: None,
+            p,
+        };
+        sim.tr(|| {
+            format!(
+                "seed {} profile {} bug {:?}: {} voters, heartbeat {} ticks, pre_vote {}, check_quorum {}, \
+                 max_size_per_msg {}, max_inflight {}, promote_max_lag {}, send_before_persist {}, async_apply {}; \
+                 drop {:.3} dup {:.3} delay {:.3} (max {}), partitions {:.4}/unit, crashes {:.4}/ready, \
+                 chaos {} ticks",
+                seed,
+                sim.opts.profile().name(),
+                sim.opts.bug.map(Bug::name),
+                sim.p.nodes,
+                sim.p.heartbeat_tick,
+                sim.p.pre_vote,
+                sim.p.check_quorum,
+                sim.p.max_size_per_msg,
+                sim.p.max_inflight_msgs,
+                sim.p.promote_max_lag,
+                sim.p.send_before_persist,
+                sim.p.async_apply,
+                sim.p.drop,
+                sim.p.dup,
+                sim.p.delay,
+                sim.p.max_delay,
+                sim.p.partition_rate,
+                sim.p.crash_rate,
+                sim.p.chaos_ticks
+            )
+        });
+        sim
+    }
+
+    fn tr(&self, f: impl FnOnce() -> String) {
+        if self.opts.trace {
+            println!("[{:>6}] {}", self.now, f());
+        }
+    }
+
+    fn config_for(&self, id: u64, incarnation: u64) -> Config {
+        let mut c = Config::new(id);
+        c.election_tick = ELECTION_TICK;
+        c.heartbeat_tick = self.p.heartbeat_tick;
+        c.pre_vote = self.p.pre_vote;
+        c.check_quorum = self.p.check_quorum;
+        c.max_size_per_msg = self.p.max_size_per_msg;
+        c.max_inflight_msgs = self.p.max_inflight_msgs;
+        c.max_committed_size_per_ready = self.p.max_committed_size_per_ready;
+        c.promote_max_lag = self.p.promote_max_lag;
+        c.max_uncommitted_entries_size = self.p.max_uncommitted_entries_size;
+        c.max_learners = 2;
+        c.seed = mix(mix(self.seed, id), incarnation) | 1;
+        c
+    }
+
+    fn new_raw(
+        &self,
+        id: u64,
+        incarnation: u64,
+        applied: u64,
+        storage: &MemoryStorage,
+    ) -> Res<RawNode<MemoryStorage>> {
+        let mut cfg = self.config_for(id, incarnation);
+        cfg.applied = applied;
+        #[allow(unused_mut)]
+        let mut rn = RawNode::new(&cfg, storage.clone())
+            .map_err(|e| host_err(self.now, format!("node {id}: RawNode::new failed: {e}")))?;
+        if let Some(bug) = self.opts.bug {
+            plant(&mut rn, bug);
+        }
+        Ok(rn)
+    }
+
+    fn add_node(&mut self, id: u64, storage: MemoryStorage) -> Res {
+        let snap = storage.rl().snapshot_ref().clone();
+        let sm = decode_state(snap.data());
+        self.chk.restored_state(id, &sm)?;
+        let rn = self.new_raw(id, 0, snap.metadata.index, &storage)?;
+        let period = self.rng.pick(&self.p.tick_periods.clone());
+        if period != UNITS_PER_TICK {
+            self.stats.fault("clock-skewed-node");
+        }
+        let bs = rn.basic_status();
+        let node = Node {
+            rn: Some(rn),
+            storage,
+            incarnation: 0,
+            state: NodeState::Up,
+            sm,
+            applied: snap.metadata.index,
+            conf_state: snap.metadata.conf_state.clone(),
+            tick_period: period,
+            next_tick: self.now + 1 + self.rng.below(period),
+            paused_until: 0,
+            last_commit: bs.hard_state.commit,
+            last_role: (bs.soft_state.raft_state, bs.hard_state.term),
+            apply_queue: VecDeque::new(),
+        };
+        self.nodes.insert(id, node);
+        Ok(())
+    }
+
+    /// Runs the whole scenario: the fault phase, then the liveness phase.
+    pub fn run(mut self) -> RunResult {
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_inner()));
+        let violation = match res {
+            Ok(Ok(())) => None,
+            Ok(Err(v)) => Some(v),
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "unknown panic".into());
+                Some(Violation {
+                    invariant: Invariant::Panic,
+                    time: self.now,
+                    detail: msg,
+                })
+            }
+        };
+        if let Some(v) = &violation {
+            self.tr(|| format!("VIOLATION {v}"));
+            if v.invariant != Invariant::Liveness {
+                self.tr(|| self.dump());
+            }
+        }
+        self.stats
+            .op_n("leader-terms", self.chk.leader_terms() as u64);
+        self.stats
+            .op_n("payloads-applied", self.chk.payloads_applied() as u64);
+        RunResult {
+            seed: self.seed,
+            steps: self.steps,
+            violation,
+            stats: self.stats,
+            liveness_ticks: self.liveness_ticks,
+            nodes: self.p.nodes,
+        }
+    }
+
+    fn run_inner(&mut self) -> Res {
+        let voters: Vec<u64> = (1..=self.p.nodes).collect();
+        for &id in &voters {
+            self.add_node(id, MemoryStorage::new())?;
+            let rn = self
+                .nodes
+                .get_mut(&id)
+                .and_then(|n| n.rn.as_mut())
+                .expect("just added");
+            rn.bootstrap(&voters, &[])
+                .map_err(|e| host_err(0, format!("bootstrap of {id}: {e}")))?;
+            while self.handle_ready(id, false)? {}
+        }
+        let chaos_end = self.p.chaos_ticks * UNITS_PER_TICK;
+        let bound = self.p.liveness_bound_elections * ELECTION_TICK as u64 * UNITS_PER_TICK;
+        let hard_cap = chaos_end + CATCH_UP_FACTOR * bound + 1000;
+        loop {
+            self.now += 1;
+            self.steps += 1;
+            self.chk.now = self.now;
+            if self.now > hard_cap {
+                return Err(host_err(self.now, "run exceeded its step cap".into()));
+            }
+            match self.phase {
+                Phase::Chaos if self.now >= chaos_end => self.enter_liveness()?,
+                Phase::Liveness { start } => {
+                    if self.probe_everywhere() {
+                        self.liveness_ticks = Some((self.now - start) / UNITS_PER_TICK);
+                        self.tr(|| {
+                            format!(
+                                "liveness: probe committed after {} ticks",
+                                (self.now - start) / UNITS_PER_TICK
+                            )
+                        });
+                        self.phase = Phase::Done { at: self.now };
+                    } else if self.now - start > bound && self.probe_applied.is_empty() {
+                        return Err(Violation {
+                            invariant: Invariant::Liveness,
+                            time: self.now,
+                            detail: format!(
+                                "no proposal committed within {} ticks ({} election timeouts) after the faults \
+                                 stopped (leader {:?})\n{}",
+                                bound / UNITS_PER_TICK,
+                                self.p.liveness_bound_elections,
+                                self.leader(),
+                                self.dump()
+                            ),
+                        });
+                    } else if self.now - start > CATCH_UP_FACTOR * bound {
+                        return Err(Violation {
+                            invariant: Invariant::Liveness,
+                            time: self.now,
+                            detail: format!(
+                                "the probe committed, but not every running member applied it within {} ticks \
+                                 ({} election timeouts) after the faults stopped (leader {:?}, applied by {:?}, \
+                                 not by {:?})\n{}",
+                                CATCH_UP_FACTOR * bound / UNITS_PER_TICK,
+                                CATCH_UP_FACTOR * self.p.liveness_bound_elections,
+                                self.leader(),
+                                self.probe_applied,
+                                self.probe_laggards(),
+                                self.dump()
+                            ),
+                        });
+                    }
+                }
+                Phase::Done { at } if self.now > at + 5 * UNITS_PER_TICK => break,
+                _ => {}
+            }
+            self.step()?;
+        }
+        self.check_logs_pairwise()?;
+        Ok(())
+    }
+
+    /// One unit of simulated time.
+    fn step(&mut self) -> Res {
+        if self.phase == Phase::Chaos {
+            self.inject_faults()?;
+        }
+        self.restarts_due()?;
+        self.ticks()?;
+        self.deliveries()?;
+        match self.phase {
+            Phase::Chaos => self.client_ops()?,
+            Phase::Liveness { .. } => self.liveness_probe()?,
+            Phase::Done { .. } => {}
+        }
+        if self.p.async_apply {
+            self.async_applies()?;
+        }
+        let ids: Vec<u64> = self.nodes.keys().copied().collect();
+        for id in ids {
+            for _ in 0..4 {
+                if !self.handle_ready(id, true)? {
+                    break;
+                }
+                if self.p.async_apply && self.phase != Phase::Chaos {
+                    // Once the faults stop, hosts apply at once.
+                    self.apply_queued(id, u64::MAX)?;
+                }
+            }
+        }
+        let now = self.now;
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_stop)
+            .into_iter()
+            .partition(|&(_, at)| at <= now);
+        self.pending_stop = later;
+        for (id, _) in due {
+            self.stop_removed(id);
+        }
+        if self.steps % 64 == 0 {
+            self.check_logs_pairwise()?;
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------
+    // Observation and per-operation checks
+    // ------------------------------------------------------------------
+
+    /// Checks run after every operation on node `id`.
+    fn after_op(&mut self, id: u64) -> Res {
+        let Some(node) = self.nodes.get(&id) else {
+            return Ok(());
+        };
+        let Some(rn) = node.rn.as_ref() else {
+            return Ok(());
+        };
+        let bs = rn.basic_status();
+        let (last_role, last_commit) = (node.last_role, node.last_commit);
+        let role = bs.soft_state.raft_state;
+        let term = bs.hard_state.term;
+        let commit = bs.hard_state.commit;
+        if role == StateRole::Leader {
+            self.chk.leader(term, id)?;
+        }
+        let changed = (role, term) != last_role;
+        if changed {
+            self.tr(|| {
+                format!(
+                    "n{id} is now {role} in term {term} (leader {})",
+                    bs.soft_state.leader_id
+                )
+            });
+            if role != StateRole::Follower {
+                self.check_voter(id)?;
+            }
+        }
+        if commit > last_commit && role == StateRole::Leader {
+            self.check_leader_commit(id, last_commit, commit, term)?;
+        }
+        let node = self.nodes.get_mut(&id).expect("present");
+        node.last_role = (role, term);
+        node.last_commit = commit;
+        Ok(())
+    }
+
+    /// A node that campaigns or leads is a voter of its own configuration.
+    fn check_voter(&self, id: u64) -> Res {
+        let Some(rn) = self.nodes.get(&id).and_then(|n| n.rn.as_ref()) else {
+            return Ok(());
+        };
+        let st = rn.status();
+        let role = st.basic.soft_state.raft_state;
+        if role != StateRole::Follower && !st.config.voters.contains(id) {
+            return Err(Violation {
+                invariant: Invariant::LearnerCampaigned,
+                time: self.now,
+                detail: format!(
+                    "node {id} is {role} in term {} but not a voter of its configuration {}",
+                    st.basic.hard_state.term, st.config
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Leader `id` moved its commit index from `old` to `new`: the entries
+    /// are recorded as committed, and the entry at `new` must be persisted
+    /// on a majority of each half of the leader's voters.
+    fn check_leader_commit(&mut self, id: u64, old: u64, new: u64, term: u64) -> Res {
+        let node = &self.nodes[&id];
+        let storage = node.storage.clone();
+        let st = node.rn.as_ref().expect("up").status();
+        let first = storage.first_index().unwrap_or(1);
+        let last = storage.last_index().unwrap_or(0);
+        let lo = (old + 1).max(first);
+        if lo <= new && new <= last {
+            let ents = storage.entries(lo, new + 1, u64::MAX).unwrap_or_default();
+            let who = format!("leader {id} (term {term})");
+            for e in &ents {
+                self.chk.committed(e, term, &who)?;
+            }
+        }
+        let Ok(t) = storage.term(new) else {
+            // Not persisted by the leader itself (sent before persisting):
+            // the term cannot be read back; the apply-time checks cover it.
+            self.stats.op("commit-check-skipped");
+            return Ok(());
+        };
+        let persisted = |v: u64| -> bool {
+            let Some(n) = self.nodes.get(&v) else {
+                return false;
+            };
+            match n.storage.term(new) {
+                Ok(x) => x == t,
+                Err(raftlet::Error::Store(raftlet::StorageError::Compacted)) => true,
+                Err(_) => false,
+            }
+        };
+        let count =
+            |ids: &raftlet::quorum::MajorityConfig| ids.iter().filter(|v| persisted(**v)).count();
+        let inc = &st.config.voters.incoming;
+        let out = &st.config.voters.outgoing;
+        let ok_in = count(inc) > inc.len() / 2;
+        let ok_out = out.is_empty() || count(out) > out.len() / 2;
+        if !(ok_in && ok_out) {
+            let holders: Vec<u64> = self
+                .nodes
+                .keys()
+                .copied()
+                .filter(|v| persisted(*v))
+                .collect();
+            return Err(Violation {
+                invariant: Invariant::CommitWithoutVoterQuorum,
+                time: self.now,
+                detail: format!(
+                    "leader {id} (term {term}) committed {t}/{new} with configuration {}, but only nodes {holders:?} persisted it",
+                    st.config
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------
+    // The host's Ready loop
+    // ------------------------------------------------------------------
+
+    /// Handles one Ready of `id` if it has one, with a crash at a random
+    /// point when `allow_crash` (and the dice) say so. Returns whether a
+    /// Ready was taken.
+    fn handle_ready(&mut self, id: u64, allow_crash: bool) -> Res<bool> {
+        let Some(node) = self.nodes.get_mut(&id) else {
+            return Ok(false);
+        };
+        let Some(rn) = node.rn.as_mut() else {
+            return Ok(false);
+        };
+        if !rn.has_ready() {
+            return Ok(false);
+        }
+        let mut rd: Ready = rn.ready();
+        let storage = node.storage.clone();
+        self.tr(|| describe_ready(id, &rd));
+        self.stats.op("readies");
+        let crash =
+            if allow_crash && self.phase == Phase::Chaos && self.rng.chance(self.p.crash_rate) {
+                Some(self.rng.pick(&CrashPoint::ALL))
+            } else {
+                None
+            };
+        if crash == Some(CrashPoint::BeforePersist) {
+            if self.p.send_before_persist {
+                self.send_all(id, std::mem::take(&mut rd.messages))?;
+            }
+            self.crash(id, CrashPoint::BeforePersist);
+            return Ok(true);
+        }
+        if self.p.send_before_persist {
+            self.send_all(id, std::mem::take(&mut rd.messages))?;
+        }
+        // 1. Persist: snapshot, entries, hard state.
+        {
+            let mut s = storage.wl();
+            if let Some(snap) = &rd.snapshot {
+                s.apply_snapshot(snap.clone())
+                    .map_err(|e| host_err(self.now, format!("node {id}: apply_snapshot: {e}")))?;
+            }
+            s.append(&rd.entries)
+                .map_err(|e| host_err(self.now, format!("node {id}: append: {e}")))?;
+            if let Some(hs) = rd.hard_state {
+                s.set_hard_state(hs);
+            }
+        }
+        self.check_persisted(id, &storage, &rd)?;
+        if crash == Some(CrashPoint::AfterPersist) {
+            self.crash(id, CrashPoint::AfterPersist);
+            return Ok(true);
+        }
+        // 2. Send.
+        let msgs: Vec<Message> = std::mem::take(&mut rd.messages)
+            .into_iter()
+            .chain(std::mem::take(&mut rd.persisted_messages))
+            .collect();
+        self.send_all(id, msgs)?;
+        if crash == Some(CrashPoint::AfterSend) {
+            self.crash(id, CrashPoint::AfterSend);
+            return Ok(true);
+        }
+        // 3. Apply (a host that applies asynchronously queues the work and
+        // applies it in later steps, see `async_applies`).
+        if self.p.async_apply {
+            let node = self.nodes.get_mut(&id).expect("present");
+            if let Some(snap) = rd.snapshot.take() {
+                node.apply_queue.push_back(Pending::Snapshot(snap));
+            }
+            for e in rd.committed_entries.drain(..) {
+                node.apply_queue.push_back(Pending::Entry(e));
+            }
+        } else {
+            if let Some(snap) = &rd.snapshot {
+                self.apply_snapshot(id, snap)?;
+            }
+            for e in &rd.committed_entries {
+                self.apply_entry(id, e)?;
+            }
+        }
+        for rs in &rd.read_states {
+            self.check_read(id, rs.index, &rs.request_ctx)?;
+        }
+        if crash == Some(CrashPoint::AfterApply) {
+            self.crash(id, CrashPoint::AfterApply);
+            return Ok(true);
+        }
+        // 4. Advance.
+        if let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) {
+            if self.p.async_apply {
+                rn.advance_append(rd);
+            } else {
+                rn.advance(rd);
+            }
+        }
+        self.after_op(id)?;
+        Ok(true)
+    }
+
+    fn check_persisted(&mut self, id: u64, storage: &MemoryStorage, rd: &Ready) -> Res {
+        if let Some(snap) = &rd.snapshot {
+            self.chk
+                .snapshot(id, snap.metadata.index, snap.metadata.term)?;
+        }
+        let first = storage.first_index().unwrap_or(1);
+        for e in &rd.entries {
+            if e.index < first {
+                continue;
+            }
+            let prev = storage.term(e.index - 1).unwrap_or(0);
+            self.chk.persisted(id, e, prev)?;
+        }
+        Ok(())
+    }
+
+    fn apply_snapshot(&mut self, id: u64, snap: &Snapshot) -> Res {
+        let sm = decode_state(snap.data());
+        self.chk.restored_state(id, &sm)?;
+        if sm.iter().any(|d| d.starts_with(b"live:")) {
+            self.probe_applied.insert(id);
+        }
+        let node = self.nodes.get_mut(&id).expect("present");
+        node.sm = sm;
+        node.applied = snap.metadata.index;
+        node.conf_state = snap.metadata.conf_state.clone();
+        self.stats.op("snapshots-applied");
+        self.tr(|| {
+            format!(
+                "n{id} applied snapshot {}",
+                raftlet::describe::describe_snapshot(snap)
+            )
+        });
+        Ok(())
+    }
+
+    /// Hosts that apply asynchronously apply some of their queued work
+    /// (slowly and at random times: slow application is a fault too).
+    fn async_applies(&mut self) -> Res {
+        let ids: Vec<u64> = self.nodes.keys().copied().collect();
+        for id in ids {
+            let node = &self.nodes[&id];
+            if node.state != NodeState::Up || node.apply_queue.is_empty() || !self.rng.chance(0.3) {
+                continue;
+            }
+            let n = self.rng.range(1, 8);
+            self.apply_queued(id, n)?;
+        }
+        Ok(())
+    }
+
+    /// Applies up to `n` items of `id`'s queued work, then reports them
+    /// with `advance_apply_to`.
+    fn apply_queued(&mut self, id: u64, n: u64) -> Res {
+        {
+            let mut last = None;
+            for _ in 0..n {
+                let Some(item) = self
+                    .nodes
+                    .get_mut(&id)
+                    .and_then(|n| n.apply_queue.pop_front())
+                else {
+                    break;
+                };
+                match item {
+                    Pending::Snapshot(s) => {
+                        self.apply_snapshot(id, &s)?;
+                        last = Some(s.metadata.index);
+                    }
+                    Pending::Entry(e) => {
+                        self.apply_entry(id, &e)?;
+                        last = Some(e.index);
+                    }
+                }
+            }
+            if let Some(i) = last {
+                if let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) {
+                    rn.advance_apply_to(i);
+                }
+                self.stats.op("async-applies");
+                self.after_op(id)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_entry(&mut self, id: u64, e: &Entry) -> Res {
+        let now = self.now;
+        let node = self.nodes.get_mut(&id).expect("present");
+        if e.index != node.applied + 1 {
+            return Err(Violation {
+                invariant: Invariant::AppliedPrefix,
+                time: now,
+                detail: format!(
+                    "node {id} was handed {} to apply after applying {}",
+                    describe_entry(e),
+                    node.applied
+                ),
+            });
+        }
+        node.applied = e.index;
+        let term = node
+            .rn
+            .as_ref()
+            .map_or(0, |rn| rn.basic_status().hard_state.term);
+        self.chk.committed(
+            e,
+            term.max(e.term),
+            &format!("node {id} (applied in term {term})"),
+        )?;
+        self.chk.max_applied = self.chk.max_applied.max(e.index);
+        match e.entry_type {
+            EntryType::EntryConfChange | EntryType::EntryConfChangeV2 => {
+                let cc = ConfChangeI::from_entry(e).map_err(|err| {
+                    host_err(
+                        now,
+                        format!(
+                            "node {id}: conf change at {} does not decode: {err}",
+                            e.index
+                        ),
+                    )
+                })?;
+                let node = self.nodes.get_mut(&id).expect("present");
+                let prev = node.conf_state.clone();
+                let rn = node.rn.as_mut().expect("up");
+                let res = rn.apply_conf_change(&cc);
+                let outcome = res.clone().map_err(|e| e.to_string());
+                match res {
+                    Ok(cs) => {
+                        node.conf_state = cs.clone();
+                        self.tr(|| format!("n{id} applied conf change {} at {}: voters {:?} outgoing {:?} learners {:?} learners_next {:?}{}",
+                            describe_conf_change(&cc), e.index, cs.voters, cs.voters_outgoing, cs.learners, cs.learners_next,
+                            if cs.auto_leave { " auto_leave" } else { "" }));
+                        if e.index > self.chk.max_conf_applied {
+                            self.chk.max_conf_applied = e.index;
+                            if e.index > self.p.nodes {
+                                self.stats.op("conf-changes-applied");
+                            }
+                            let gone: Vec<u64> =
+                                members(&prev).difference(&members(&cs)).copied().collect();
+                            for g in gone {
+                                let linger = if self.phase == Phase::Chaos && self.rng.chance(0.3) {
+                                    self.rng.range(1, 30) * UNITS_PER_TICK
+                                } else {
+                                    0
+                                };
+                                self.pending_stop.push((g, self.now + linger));
+                            }
+                        }
+                    }
+                    Err(err) => {
+                        if e.index > self.chk.max_conf_applied {
+                            self.chk.max_conf_applied = e.index;
+                            self.stats.op("conf-changes-refused-on-apply");
+                        }
+                        self.tr(|| {
+                            format!("n{id} refused conf change at {} on apply: {err}", e.index)
+                        });
+                    }
+                }
+                // The bootstrap entries are applied twice on the initial
+                // voters (by bootstrap, then by the host), once from an
+                // empty configuration elsewhere: only later changes compare.
+                if e.index > self.p.nodes {
+                    self.chk.conf_applied(id, e.index, outcome)?;
+                }
+                self.after_op(id)?;
+                self.check_voter(id)?;
+            }
+            _ => {
+                let data = e.data.clone().unwrap_or_default();
+                if !data.is_empty() {
+                    if data.starts_with(b"live:") {
+                        self.probe_applied.insert(id);
+                    }
+                    let node = self.nodes.get_mut(&id).expect("present");
+                    let pos = node.sm.len();
+                    node.sm.push(data.clone());
+                    self.chk.applied_payload(id, pos, &data)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_read(&mut self, id: u64, index: u64, ctx: &Bytes) -> Res {
+        let Some(r) = self.reads.get(ctx) else {
+            return Ok(());
+        };
+        self.stats.op("reads-answered");
+        self.tr(|| {
+            format!(
+                "n{id} read {:?} (issued at {} on n{}) answered with index {index}, floor {}",
+                String::from_utf8_lossy(ctx),
+                r.issued,
+                r.node,
+                r.floor
+            )
+        });
+        if index < r.floor {
+            return Err(Violation {
+                invariant: Invariant::StaleRead,
+                time: self.now,
+                detail: format!(
+                    "read {:?} issued on node {} at t={} answered with index {index} on node {id}, but index {} was applied before it was issued",
+                    String::from_utf8_lossy(ctx),
+                    r.node,
+                    r.issued,
+                    r.floor
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn crash(&mut self, id: u64, point: CrashPoint) {
+        let down = self.rng.range(self.p.down_ticks.0, self.p.down_ticks.1) * UNITS_PER_TICK;
+        let node = self.nodes.get_mut(&id).expect("present");
+        node.rn = None;
+        node.apply_queue.clear();
+        node.state = NodeState::Down {
+            restart_at: self.now + down,
+        };
+        self.stats.fault(point.name());
+        self.tr(|| {
+            format!(
+                "n{id} CRASH ({}), restarts in {} ticks",
+                point.name(),
+                down / UNITS_PER_TICK
+            )
+        });
+    }
+
+    fn restart(&mut self, id: u64) -> Res {
+        let node = self.nodes.get_mut(&id).expect("present");
+        node.incarnation += 1;
+        let inc = node.incarnation;
+        let storage = node.storage.clone();
+        let snap = storage.rl().snapshot_ref().clone();
+        let sm = decode_state(snap.data());
+        self.chk.restored_state(id, &sm)?;
+        let rn = self.new_raw(id, inc, snap.metadata.index, &storage)?;
+        let bs = rn.basic_status();
+        let node = self.nodes.get_mut(&id).expect("present");
+        node.sm = sm;
+        node.applied = snap.metadata.index;
+        node.conf_state = snap.metadata.conf_state.clone();
+        node.last_commit = bs.hard_state.commit;
+        node.last_role = (bs.soft_state.raft_state, bs.hard_state.term);
+        node.rn = Some(rn);
+        node.state = NodeState::Up;
+        node.next_tick = self.now + 1;
+        self.stats.fault("restart");
+        self.tr(|| {
+            format!(
+                "n{id} RESTART from storage: {} applied {}",
+                raftlet::describe::describe_hard_state(&bs.hard_state),
+                snap.metadata.index
+            )
+        });
+        Ok(())
+    }
+
+    fn stop_removed(&mut self, id: u64) {
+        let Some(node) = self.nodes.get_mut(&id) else {
+            return;
+        };
+        if node.state == NodeState::Removed {
+            return;
+        }
+        node.rn = None;
+        node.apply_queue.clear();
+        node.state = NodeState::Removed;
+        self.stats.op("nodes-removed");
+        self.tr(|| format!("n{id} STOPPED: removed from the configuration"));
+    }
+
+    fn restarts_due(&mut self) -> Res {
+        let due: Vec<u64> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| matches!(n.state, NodeState::Down { restart_at } if restart_at <= self.now))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in due {
+            self.restart(id)?;
+        }
+        Ok(())
+    }
+
+    fn ticks(&mut self) -> Res {
+        let ids: Vec<u64> = self.nodes.keys().copied().collect();
+        for id in ids {
+            let now = self.now;
+            let node = self.nodes.get_mut(&id).expect("present");
+            if node.state != NodeState::Up || node.next_tick > now {
+                continue;
+            }
+            node.next_tick = now + node.tick_period;
+            if node.paused_until > now {
+                continue;
+            }
+            node.rn.as_mut().expect("up").tick();
+            self.after_op(id)?;
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------
+    // The network
+    // ------------------------------------------------------------------
+
+    fn send_all(&mut self, from: u64, msgs: Vec<Message>) -> Res {
+        for mut m in msgs {
+            if m.msg_type == MessageType::MsgSnap {
+                self.refresh_snapshot(from, &mut m)?;
+            }
+            if m.msg_type == MessageType::MsgApp {
+                for e in &m.entries {
+                    self.chk.sent(from, m.term, e)?;
+                }
+            }
+            self.send(m);
+        }
+        Ok(())
+    }
+
+    /// A snapshot whose configuration does not list its recipient (taken
+    /// before the recipient was added) would be refused by it forever. Like
+    /// etcd's server, which sends a snapshot merged from its current state,
+    /// the host then takes a fresh snapshot at its applied index and sends
+    /// that instead.
+    fn refresh_snapshot(&mut self, from: u64, m: &mut Message) -> Res {
+        let Some(snap) = m.snapshot.as_ref() else {
+            return Ok(());
+        };
+        if members(&snap.metadata.conf_state).contains(&m.to) {
+            return Ok(());
+        }
+        let node = &self.nodes[&from];
+        let stored = node.storage.rl().snapshot_ref().clone();
+        if stored.metadata.index > snap.metadata.index
+            && members(&stored.metadata.conf_state).contains(&m.to)
+        {
+            // Refreshed already (for another peer): send the newer one.
+            m.snapshot = Some(Box::new(stored));
+            return Ok(());
+        }
+        if node.applied <= stored.metadata.index || !members(&node.conf_state).contains(&m.to) {
+            return Ok(());
+        }
+        let (applied, cs, data) = (
+            node.applied,
+            node.conf_state.clone(),
+            encode_state(&node.sm),
+        );
+        let fresh = node
+            .storage
+            .wl()
+            .create_snapshot(applied, Some(cs), Some(data))
+            .map_err(|e| {
+                host_err(
+                    self.now,
+                    format!("node {from}: create_snapshot({applied}) for n{}: {e}", m.to),
+                )
+            })?;
+        self.stats.op("snapshots-refreshed");
+        self.tr(|| {
+            format!(
+                "n{from} refreshes the snapshot for n{}: {} -> {}",
+                m.to, snap.metadata.index, applied
+            )
+        });
+        m.snapshot = Some(Box::new(fresh));
+        Ok(())
+    }
+
+    fn send(&mut self, m: Message) {
+        self.stats.op("messages-sent");
+        let chaos = self.phase == Phase::Chaos;
+        if chaos && self.rng.chance(self.p.drop) {
+            self.stats.fault("message-dropped");
+            self.tr(|| format!("drop {}", describe_message(&m)));
+            self.on_lost(&m);
+            return;
+        }
+        let mut delay = 1 + self.rng.below(3);
+        if chaos && self.rng.chance(self.p.delay) {
+            self.stats.fault("message-delayed");
+            delay += self.rng.range(1, self.p.max_delay);
+        }
+        if chaos && self.rng.chance(self.p.dup) {
+            self.stats.fault("message-duplicated");
+            let d2 = 1 + self.rng.below(3 + self.p.max_delay);
+            self.enqueue(d2, m.clone());
+        }
+        self.enqueue(delay, m);
+    }
+
+    fn enqueue(&mut self, delay: u64, msg: Message) {
+        self.queue_seq += 1;
+        self.queue
+            .insert((self.now + delay, self.queue_seq), Flight { msg });
+    }
+
+    /// The host's transport tells the sender a message was lost: snapshot
+    /// sends are reported as failed, appends sometimes as unreachable.
+    fn on_lost(&mut self, m: &Message) {
+        let from = m.from;
+        let Some(rn) = self.nodes.get_mut(&from).and_then(|n| n.rn.as_mut()) else {
+            return;
+        };
+        if m.msg_type == MessageType::MsgSnap {
+            rn.report_snapshot(m.to, SnapshotStatus::Failure);
+        } else if m.msg_type == MessageType::MsgApp && self.rng.chance(0.3) {
+            rn.report_unreachable(m.to);
+        }
+    }
+
+    fn deliveries(&mut self) -> Res {
+        while let Some((&(at, seq), _)) = self.queue.first_key_value() {
+            if at > self.now {
+                break;
+            }
+            let Flight { msg: m } = self.queue.remove(&(at, seq)).expect("present");
+            let (from, to) = (m.from, m.to);
+            if self.blocked.contains(&(from, to)) {
+                self.stats.fault("message-lost-in-partition");
+                self.tr(|| format!("lost (partition) {}", describe_message(&m)));
+                self.on_lost(&m);
+                self.after_op(from)?;
+                continue;
+            }
+            let up = self
+                .nodes
+                .get(&to)
+                .is_some_and(|n| n.state == NodeState::Up);
+            if !up {
+                self.tr(|| format!("lost (n{to} down) {}", describe_message(&m)));
+                self.on_lost(&m);
+                self.after_op(from)?;
+                continue;
+            }
+            self.tr(|| format!("deliver {}", describe_message(&m)));
+            let is_snap = m.msg_type == MessageType::MsgSnap;
+            let rn = self
+                .nodes
+                .get_mut(&to)
+                .and_then(|n| n.rn.as_mut())
+                .expect("up");
+            let (mt, mfrom, mterm) = (m.msg_type, m.from, m.term);
+            if let Err(e) = rn.step(m) {
+                self.stats.op(match e {
+                    Error::StepPeerNotFound => "step-response-from-non-member",
+                    Error::ProposalDropped => "forwarded-proposals-dropped",
+                    Error::ConfChangeRefused(_)
+                    | Error::PromotionNotReady { .. }
+                    | Error::TooManyLearners => "forwarded-conf-changes-refused",
+                    Error::TransferRefused(_) => "forwarded-transfers-refused",
+                    Error::NoLeader => "forwarded-reads-no-leader",
+                    _ => {
+                        // Every message here was sent by a raftlet node:
+                        // refusing it as local, malformed or failing on
+                        // storage is a bug.
+                        return Err(Violation {
+                            invariant: Invariant::HostContract,
+                            time: self.now,
+                            detail: format!(
+                                "node {to} refused {mt} from {mfrom} (term {mterm}): {e}"
+                            ),
+                        });
+                    }
+                });
+                self.tr(|| format!("n{to} refused {mt} from {mfrom}: {e}"));
+            }
+            self.after_op(to)?;
+            if is_snap {
+                if let Some(rn) = self.nodes.get_mut(&from).and_then(|n| n.rn.as_mut()) {
+                    rn.report_snapshot(to, SnapshotStatus::Finish);
+                }
+                self.stats.op("snapshots-delivered");
+                self.after_op(from)?;
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------
+    // Faults
+    // ------------------------------------------------------------------
+
+    fn live_ids(&self) -> Vec<u64> {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| n.state != NodeState::Removed)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    fn up_ids(&self) -> Vec<u64> {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| n.state == NodeState::Up)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// The running leader of the highest term, if any.
+    fn leader(&self) -> Option<u64> {
+        self.nodes
+            .iter()
+            .filter_map(|(id, n)| {
+                let bs = n.rn.as_ref()?.basic_status();
+                (bs.soft_state.raft_state == StateRole::Leader).then_some((bs.hard_state.term, *id))
+            })
+            .max()
+            .map(|(_, id)| id)
+    }
+
+    fn inject_faults(&mut self) -> Res {
+        if let Some((kind, heal_at)) = self.partition {
+            if self.now >= heal_at {
+                self.blocked.clear();
+                self.partition = None;
+                self.stats.fault("partition-healed");
+                self.tr(|| format!("HEAL {}", kind.name()));
+            }
+        } else if self.rng.chance(self.p.partition_rate) {
+            self.start_partition();
+        }
+        if self.rng.chance(self.p.pause_rate) {
+            let ids = self.up_ids();
+            if !ids.is_empty() {
+                let id = self.rng.pick(&ids);
+                let d = self.rng.range(5, 40) * UNITS_PER_TICK;
+                self.nodes.get_mut(&id).expect("present").paused_until = self.now + d;
+                self.stats.fault("clock-paused");
+                self.tr(|| format!("n{id} clock PAUSED for {} ticks", d / UNITS_PER_TICK));
+            }
+        }
+        Ok(())
+    }
+
+    fn start_partition(&mut self) {
+        let ids = self.live_ids();
+        if ids.len() < 2 {
+            return;
+        }
+        let kind = self.rng.pick(&[
+            PartitionKind::Symmetric,
+            PartitionKind::Symmetric,
+            PartitionKind::IsolateLeader,
+            PartitionKind::OneWay,
+            PartitionKind::Asymmetric,
+        ]);
+        let mut side: BTreeSet<u64> = BTreeSet::new();
+        match kind {
+            PartitionKind::IsolateLeader => {
+                let Some(l) = self.leader() else { return };
+                side.insert(l);
+                if self.rng.chance(0.5) {
+                    if let Some(rn) = self.nodes[&l].rn.as_ref() {
+                        side.extend(rn.status().config.learners.iter().copied());
+                    }
+                }
+            }
+            PartitionKind::Asymmetric => {
+                for (i, &a) in ids.iter().enumerate() {
+                    for &b in &ids[i + 1..] {
+                        if self.rng.chance(0.35) {
+                            self.blocked.insert((a, b));
+                            self.blocked.insert((b, a));
+                        }
+                    }
+                }
+            }
+            _ => {
+                for &id in &ids {
+                    if self.rng.chance(0.5) {
+                        side.insert(id);
+                    }
+                }
+                if side.is_empty() || side.len() == ids.len() {
+                    side = [ids[0]].into_iter().collect();
+                }
+            }
+        }
+        if kind != PartitionKind::Asymmetric {
+            for &a in &side {
+                for &b in &ids {
+                    if side.contains(&b) {
+                        continue;
+                    }
+                    self.blocked.insert((a, b));
+                    if kind != PartitionKind::OneWay {
+                        self.blocked.insert((b, a));
+                    }
+                }
+            }
+        }
+        let len = self
+            .rng
+            .range(self.p.partition_ticks.0, self.p.partition_ticks.1)
+            * UNITS_PER_TICK;
+        self.partition = Some((kind, self.now + len));
+        self.stats.fault(kind.name());
+        self.tr(|| {
+            format!(
+                "PARTITION {} for {} ticks: {side:?} | rest, blocked links {:?}",
+                kind.name(),
+                len / UNITS_PER_TICK,
+                self.blocked
+            )
+        });
+    }
+
+    fn enter_liveness(&mut self) -> Res {
+        self.phase = Phase::Liveness { start: self.now };
+        self.blocked.clear();
+        self.partition = None;
+        self.tr(|| {
+            "FAULTS STOP: heal, no drops, restart every crashed node, clocks at the base rate"
+                .into()
+        });
+        let ids: Vec<u64> = self.nodes.keys().copied().collect();
+        for id in ids {
+            let node = self.nodes.get_mut(&id).expect("present");
+            node.paused_until = 0;
+            // Clock skew is a fault too: every clock runs at the base rate.
+            node.tick_period = UNITS_PER_TICK;
+            if matches!(node.state, NodeState::Down { .. }) {
+                self.restart(id)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a liveness probe was applied by every running member of the
+    /// leader's configuration.
+    fn probe_everywhere(&self) -> bool {
+        self.probe_laggards().is_some_and(|l| l.is_empty())
+    }
+
+    /// The running members of the leader's configuration that have not
+    /// applied a liveness probe (`None` without a leader).
+    fn probe_laggards(&self) -> Option<Vec<u64>> {
+        let l = self.leader()?;
+        let cfg = self.nodes[&l].rn.as_ref()?.status().config;
+        let members: BTreeSet<u64> = cfg
+            .voters
+            .ids()
+            .into_iter()
+            .chain(cfg.learners.iter().copied())
+            .chain(cfg.learners_next.iter().copied())
+            .collect();
+        Some(
+            members
+                .into_iter()
+                .filter(|id| {
+                    self.nodes.get(id).is_some_and(|n| n.state == NodeState::Up)
+                        && !self.probe_applied.contains(id)
+                })
+                .collect(),
+        )
+    }
+
+    fn liveness_probe(&mut self) -> Res {
+        if !self.probe_applied.is_empty() {
+            // Committed: the members catch up on their own.
+            return Ok(());
+        }
+        let Some(l) = self.leader() else {
+            return Ok(());
+        };
+        let term = self.nodes[&l]
+            .rn
+            .as_ref()
+            .expect("up")
+            .basic_status()
+            .hard_state
+            .term;
+        let retry = 2 * ELECTION_TICK as u64 * UNITS_PER_TICK;
+        let due = match self.probe {
+            None => true,
+            Some((t, at)) => t != term || self.now >= at + retry,
+        };
+        if !due {
+            return Ok(());
+        }
+        self.payload_seq += 1;
+        let data = format!("live:{}:{}", self.seed, self.payload_seq);
+        let rn = self
+            .nodes
+            .get_mut(&l)
+            .and_then(|n| n.rn.as_mut())
+            .expect("up");
+        let r = rn.propose(data.clone().into_bytes());
+        self.tr(|| format!("n{l} liveness probe {data:?}: {r:?}"));
+        if r.is_ok() {
+            self.probe = Some((term, self.now));
+        }
+        self.after_op(l)
+    }
+
+    // ------------------------------------------------------------------
+    // The client
+    // ------------------------------------------------------------------
+
+    fn client_ops(&mut self) -> Res {
+        if self.rng.chance(self.p.propose_rate) {
+            self.op_propose()?;
+        }
+        if self.rng.chance(self.p.read_rate) {
+            self.op_read()?;
+        }
+        if self.rng.chance(self.p.conf_rate) {
+            self.op_conf_change()?;
+        }
+        if self.rng.chance(self.p.transfer_rate) {
+            self.op_transfer()?;
+        }
+        if self.rng.chance(self.p.transfer_rate / 2.0) {
+            self.op_forget_leader()?;
+        }
+        if self.rng.chance(self.p.compact_rate) {
+            self.op_compact()?;
+        }
+        Ok(())
+    }
+
+    /// A node to send a client request to: the leader most of the time.
+    fn client_target(&mut self, leader_bias: f64) -> Option<u64> {
+        if self.rng.chance(leader_bias) {
+            if let Some(l) = self.leader() {
+                return Some(l);
+            }
+        }
+        let ids = self.up_ids();
+        (!ids.is_empty()).then(|| self.rng.pick(&ids))
+    }
+
+    fn op_propose(&mut self) -> Res {
+        let Some(id) = self.client_target(0.6) else {
+            return Ok(());
+        };
+        let n = 1 + if self.rng.chance(0.2) {
+            self.rng.below(4)
+        } else {
+            0
+        };
+        let mut batch = Vec::new();
+        for _ in 0..n {
+            self.payload_seq += 1;
+            batch.push(Bytes::from(format!("p:{}:{}", self.seed, self.payload_seq)));
+        }
+        let rn = self
+            .nodes
+            .get_mut(&id)
+            .and_then(|n| n.rn.as_mut())
+            .expect("up");
+        let r = if batch.len() == 1 {
+            rn.propose(batch[0].clone())
+        } else {
+            rn.propose_batch(batch.clone())
+        };
+        self.stats.op(if r.is_ok() {
+            "proposals"
+        } else {
+            "proposals-dropped"
+        });
+        self.tr(|| {
+            format!(
+                "n{id} propose {:?}: {r:?}",
+                batch
+                    .iter()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .collect::<Vec<_>>()
+            )
+        });
+        self.after_op(id)
+    }
+
+    fn op_read(&mut self) -> Res {
+        let Some(id) = self.client_target(0.4) else {
+            return Ok(());
+        };
+        self.payload_seq += 1;
+        let ctx = Bytes::from(format!("r:{}", self.payload_seq));
+        let floor = self.chk.max_applied;
+        self.reads.insert(
+            ctx.clone(),
+            PendingRead {
+                node: id,
+                issued: self.now,
+                floor,
+            },
+        );
+        let rn = self
+            .nodes
+            .get_mut(&id)
+            .and_then(|n| n.rn.as_mut())
+            .expect("up");
+        let r = rn.read_index(ctx.clone());
+        self.tr(|| {
+            format!(
+                "n{id} read_index {:?} (floor {floor}): {r:?}",
+                String::from_utf8_lossy(&ctx)
+            )
+        });
+        match r {
+            Ok(()) => self.stats.op("reads"),
+            Err(_) => {
+                self.stats.op("reads-no-leader");
+                self.reads.remove(&ctx);
+            }
+        }
+        self.after_op(id)
+    }
+
+    fn op_transfer(&mut self) -> Res {
+        let Some(id) = self.client_target(0.5) else {
+            return Ok(());
+        };
+        let target = match self.leader().and_then(|l| self.nodes[&l].rn.as_ref()) {
+            Some(rn) if self.rng.chance(0.85) => {
+                let v: Vec<u64> = rn.status().config.voters.ids().into_iter().collect();
+                self.rng.pick(&v)
+            }
+            _ => {
+                let ids: Vec<u64> = self.nodes.keys().copied().collect();
+                self.rng.pick(&ids)
+            }
+        };
+        let rn = self
+            .nodes
+            .get_mut(&id)
+            .and_then(|n| n.rn.as_mut())
+            .expect("up");
+        let r = rn.transfer_leader(target);
+        self.stats.op(if r.is_ok() {
+            "transfers"
+        } else {
+            "transfers-refused"
+        });
+        self.tr(|| format!("n{id} transfer_leader({target}): {r:?}"));
+        self.after_op(id)
+    }
+
+    fn op_forget_leader(&mut self) -> Res {
+        let ids = self.up_ids();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let id = self.rng.pick(&ids);
+        let rn = self
+            .nodes
+            .get_mut(&id)
+            .and_then(|n| n.rn.as_mut())
+            .expect("up");
+        let r = rn.forget_leader();
+        self.stats.op("forget-leader");
+        self.tr(|| format!("n{id} forget_leader: {r:?}"));
+        self.after_op(id)
+    }
+
+    fn op_compact(&mut self) -> Res {
+        let ids = self.up_ids();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let id = self.rng.pick(&ids);
+        let node = &self.nodes[&id];
+        let s = node.storage.clone();
+        let applied = node.applied;
+        let snap_index = s.rl().snapshot_ref().metadata.index;
+        let first = s.first_index().unwrap_or(1);
+        if applied <= snap_index || applied < first {
+            return Ok(());
+        }
+        let data = encode_state(&node.sm);
+        let cs = node.conf_state.clone();
+        let keep = self.rng.below((applied - first + 1).min(6));
+        let to = applied - keep;
+        let mut w = s.wl();
+        w.create_snapshot(applied, Some(cs), Some(data))
+            .map_err(|e| {
+                host_err(
+                    self.now,
+                    format!("node {id}: create_snapshot({applied}): {e}"),
+                )
+            })?;
+        if to >= first {
+            w.compact(to)
+                .map_err(|e| host_err(self.now, format!("node {id}: compact({to}): {e}")))?;
+        }
+        drop(w);
+        self.stats.op("compactions");
+        self.tr(|| format!("n{id} snapshot at {applied}, compact to {to}"));
+        Ok(())
+    }
+
+    /// A node for a new member: a spare started earlier whose addition
+    /// failed, or a fresh one (empty storage, or seeded with the leader's
+    /// latest snapshot).
+    fn joiner(&mut self, leader: u64) -> Res<Option<u64>> {
+        if let Some(id) = self.spares.pop() {
+            return Ok(Some(id));
+        }
+        if self.next_id > self.p.nodes + 6 {
+            return Ok(None);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let storage = MemoryStorage::new();
+        let snap = self.nodes[&leader].storage.rl().snapshot_ref().clone();
+        let seeded = !snap.is_empty() && self.rng.chance(0.5);
+        if seeded {
+            storage
+                .wl()
+                .apply_snapshot(snap.clone())
+                .map_err(|e| host_err(self.now, format!("seeding node {id}: {e}")))?;
+        }
+        self.add_node(id, storage)?;
+        self.stats.op("nodes-started");
+        self.tr(|| {
+            format!(
+                "n{id} STARTED ({})",
+                if seeded {
+                    format!(
+                        "seeded with n{leader}'s snapshot at {}",
+                        snap.metadata.index
+                    )
+                } else {
+                    "empty storage".into()
+                }
+            )
+        });
+        Ok(Some(id))
+    }
+
+    fn op_conf_change(&mut self) -> Res {
+        let Some(l) = self.leader() else {
+            return Ok(());
+        };
+        let cfg = self.nodes[&l].rn.as_ref().expect("up").status().config;
+        let voters: Vec<u64> = cfg.voters.incoming.iter().copied().collect();
+        let learners: Vec<u64> = cfg.learners.iter().copied().collect();
+        let joint = !cfg.voters.outgoing.is_empty();
+        use ConfChangeType as T;
+        let single = |t: ConfChangeType, id: u64| ConfChangeSingle::new(t, id);
+        let mut started = None;
+        let changes: Vec<ConfChangeSingle>;
+        let mut transition = ConfChangeTransition::ConfChangeTransitionAuto;
+        let mut force_v2 = false;
+        if joint {
+            if cfg.auto_leave && self.rng.chance(0.7) {
+                return Ok(());
+            }
+            // Leaving explicitly (or, with auto-leave, racing it: refused
+            // or harmless).
+            changes = Vec::new();
+            force_v2 = true;
+        } else {
+            let kind = self.rng.below(9);
+            let big = voters.len() > 3;
+            let v = self.rng.pick(&voters);
+            let lr = (!learners.is_empty()).then(|| self.rng.pick(&learners));
+            changes = match (kind, lr) {
+                (0 | 1, _) => {
+                    let Some(n) = self.joiner(l)? else {
+                        return Ok(());
+                    };
+                    started = Some(n);
+                    vec![single(T::ConfChangeAddLearnerNode, n)]
+                }
+                (2, Some(x)) | (3, Some(x)) => vec![single(T::ConfChangeAddNode, x)],
+                (4, Some(x)) => vec![single(T::ConfChangeRemoveNode, x)],
+                (5, _) if big => vec![single(T::ConfChangeRemoveNode, v)],
+                (6, _) if big => vec![single(T::ConfChangeAddLearnerNode, v)],
+                (7, Some(x)) => {
+                    // Promote a learner and demote a voter at once: the
+                    // demoted voter waits in learners_next.
+                    transition = self.rng.pick(&[
+                        ConfChangeTransition::ConfChangeTransitionAuto,
+                        ConfChangeTransition::ConfChangeTransitionJointImplicit,
+                        ConfChangeTransition::ConfChangeTransitionJointExplicit,
+                    ]);
+                    vec![
+                        single(T::ConfChangeAddNode, x),
+                        single(T::ConfChangeAddLearnerNode, v),
+                    ]
+                }
+                (8, _) => {
+                    // Replace a voter with a new one through joint consensus.
+                    let Some(n) = self.joiner(l)? else {
+                        return Ok(());
+                    };
+                    started = Some(n);
+                    transition = self.rng.pick(&[
+                        ConfChangeTransition::ConfChangeTransitionAuto,
+                        ConfChangeTransition::ConfChangeTransitionJointImplicit,
+                        ConfChangeTransition::ConfChangeTransitionJointExplicit,
+                    ]);
+                    vec![
+                        single(T::ConfChangeAddNode, n),
+                        single(T::ConfChangeRemoveNode, v),
+                    ]
+                }
+                _ => {
+                    let Some(n) = self.joiner(l)? else {
+                        return Ok(());
+                    };
+                    started = Some(n);
+                    vec![single(T::ConfChangeAddLearnerNode, n)]
+                }
+            };
+        }
+        let cc: ConfChangeI = if changes.len() == 1 && !force_v2 && self.rng.chance(0.5) {
+            ConfChangeI::V1(ConfChange {
+                change_type: changes[0].change_type,
+                node_id: changes[0].node_id,
+                ..ConfChange::default()
+            })
+        } else {
+            ConfChangeI::V2(ConfChangeV2 {
+                transition,
+                changes,
+                context: None,
+            })
+        };
+        let proposer = if self.rng.chance(0.8) {
+            l
+        } else {
+            self.client_target(0.0).unwrap_or(l)
+        };
+        let rn = self
+            .nodes
+            .get_mut(&proposer)
+            .and_then(|n| n.rn.as_mut())
+            .expect("up");
+        let desc = describe_conf_change(&cc);
+        let r = rn.propose_conf_change(cc);
+        self.stats.op(match &r {
+            Ok(()) => "conf-changes-proposed",
+            Err(Error::ConfChangeRefused(_)) => "conf-changes-refused",
+            Err(Error::PromotionNotReady { .. }) => "promotions-not-ready",
+            Err(Error::TooManyLearners) => "too-many-learners",
+            Err(Error::ProposalDropped) => "conf-changes-dropped",
+            Err(_) => "conf-changes-other-error",
+        });
+        self.tr(|| format!("n{proposer} propose conf change {desc} (leader n{l}, transition {transition:?}): {r:?}"));
+        if r.is_err() {
+            if let Some(n) = started {
+                self.spares.push(n);
+            }
+        }
+        self.after_op(proposer)
+    }
+
+    // ------------------------------------------------------------------
+    // Whole-cluster checks and dumps
+    // ------------------------------------------------------------------
+
+    fn check_logs_pairwise(&mut self) -> Res {
+        let logs: Vec<(u64, Vec<Entry>)> = self
+            .nodes
+            .iter()
+            .map(|(id, n)| (*id, n.storage.rl().entries_ref().to_vec()))
+            .collect();
+        for (i, (a, la)) in logs.iter().enumerate() {
+            for (b, lb) in &logs[i + 1..] {
+                if let Err(e) = logs_match(la, lb) {
+                    return Err(Violation {
+                        invariant: Invariant::LogMatching,
+                        time: self.now,
+                        detail: format!("persisted logs of nodes {a} and {b}: {e}"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The state of every node, one line each.
+    pub fn dump(&self) -> String {
+        let mut s = String::from("=== nodes ===\n");
+        for (id, n) in &self.nodes {
+            let st = n.storage.rl();
+            let (first, last) = (
+                st.entries_ref().first().map_or(0, |e| e.index),
+                st.entries_ref().last().map_or(0, |e| e.index),
+            );
+            let hs = *st.hard_state();
+            drop(st);
+            let _ = write!(
+                s,
+                "n{id} {:?} inc {} period {} applied {} disk[{first}..={last}] {}",
+                n.state,
+                n.incarnation,
+                n.tick_period,
+                n.applied,
+                raftlet::describe::describe_hard_state(&hs)
+            );
+            if let Some(rn) = &n.rn {
+                let st = rn.status();
+                let _ = write!(
+                    s,
+                    " | {} term {} lead {} config {}",
+                    st.basic.soft_state.raft_state,
+                    st.basic.hard_state.term,
+                    st.basic.soft_state.leader_id,
+                    st.config
+                );
+                for (pid, pr) in &st.progress {
+                    let _ = write!(s, "\n    {pid}: {pr}");
+                }
+            }
+            s.push('\n');
+        }
+        let _ = write!(
+            s,
+            "blocked links: {:?}; in flight: {}",
+            self.blocked,
+            self.queue.len()
+        );
+        s
+    }
+}
+
+/// One line describing a Ready.
+fn describe_ready(id: u64, rd: &Ready) -> String {
+    let mut s = format!("n{id} ready #{}", rd.number());
+    if let Some(ss) = rd.soft_state {
+        let _ = write!(s, " soft:{}/lead {}", ss.raft_state, ss.leader_id);
+    }
+    if let Some(hs) = rd.hard_state {
+        let _ = write!(s, " hard:{}", raftlet::describe::describe_hard_state(&hs));
+    }
+    if let Some(snap) = &rd.snapshot {
+        let _ = write!(
+            s,
+            " snapshot:{}/{}",
+            snap.metadata.term, snap.metadata.index
+        );
+    }
+    if !rd.entries.is_empty() {
+        let ents: Vec<String> = rd.entries.iter().map(describe_entry).collect();
+        let _ = write!(s, " persist:[{}]", ents.join(", "));
+    }
+    if !rd.committed_entries.is_empty() {
+        let f = &rd.committed_entries[0];
+        let l = rd.committed_entries.last().expect("non-empty");
+        let _ = write!(s, " apply:{}..={}", f.index, l.index);
+    }
+    if !rd.read_states.is_empty() {
+        let _ = write!(s, " reads:{}", rd.read_states.len());
+    }
+    let _ = write!(
+        s,
+        " msgs:{}+{}",
+        rd.messages.len(),
+        rd.persisted_messages.len()
+    );
+    s
+}
+
+#[cfg(feature = "bug-injection")]
+fn plant(rn: &mut RawNode<MemoryStorage>, bug: Bug) {
+    let b = rn.bugs_mut();
+    match bug {
+        Bug::LearnerCountsInQuorum => b.learner_counts_in_quorum = true,
+        Bug::CommitOldTermByCounting => b.commit_old_term_by_counting = true,
+        Bug::VoteIgnoresLog => b.vote_ignores_log = true,
+        Bug::ReadWithoutQuorum => b.read_without_quorum = true,
+        Bug::VoteTwice => b.vote_twice = true,
+        Bug::AppendIgnoresPrevTerm => b.append_ignores_prev_term = true,
+        Bug::LearnerCampaigns => b.learner_campaigns = true,
+        Bug::NoElectionTimeout => b.no_election_timeout = true,
+        Bug::ReapplyCommitted => b.reapply_committed = true,
+        Bug::RestoreWhileApplying => b.restore_while_applying = true,
+    }
+}
+
+#[cfg(not(feature = "bug-injection"))]
+fn plant(_rn: &mut RawNode<MemoryStorage>, bug: Bug) {
+    panic!(
+        "planting {} needs raftlet-sim's bug-injection feature (cargo ... --features bug-injection)",
+        bug.name()
+    );
+}
+
+/// Whether this build can plant bugs.
+pub const CAN_PLANT_BUGS: bool = cfg!(feature = "bug-injection");
