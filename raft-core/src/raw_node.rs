@@ -89,7 +89,7 @@ impl Ready {
 /// id in `from` and their term. Forwarded proposals, reads and transfer
 /// requests are not: they keep the requester (or transferee) in `from`,
 /// which may be the recipient itself, and travel without a term.
-fn sent_by_peer(t: MessageType) -> bool {
+pub(crate) fn sent_by_peer(t: MessageType) -> bool {
     matches!(
         t,
         MessageType::MsgApp

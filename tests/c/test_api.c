@@ -1285,9 +1285,12 @@ static void test_no_leader_and_step_errors(void) {
     const int32_t responses[] = {4 /* AppResp */, 6 /* VoteResp */, 9 /* HeartbeatResp */,
                                  16 /* ReadIndexResp */, 18 /* PreVoteResp */};
     for (size_t i = 0; i < sizeof responses / sizeof responses[0]; i++) {
-        pbuf m = enc_msg(responses[i], 1, 9, 0);
+        pbuf m = enc_msg(responses[i], 1, 9, 1);
         EXPECT_RC(raftlet_node_step(n, m.b, m.n), RAFTLET_ERR_STEP_PEER_NOT_FOUND);
     }
+    /* A message a peer sends in its own name without a term is refused. */
+    pbuf no_term = enc_msg(3 /* MsgApp */, 1, 2, 0);
+    EXPECT_RC(raftlet_node_step(n, no_term.b, no_term.n), RAFTLET_ERR_STEP_LOCAL_MSG);
     /* None of that changed the node. */
     raftlet_status s;
     EXPECT_OK(raftlet_node_status(n, &s));

@@ -171,7 +171,10 @@ fn test_raw_node_step() {
         // must be handled without tripping an assertion.
         let mut rn = new_test_raw_node(1, 10, 1, s);
         let res = rn.step(Message::new(t, 0, 0));
-        if t.is_local() {
+        if t.is_local() || crate::raw_node::sent_by_peer(t) {
+            // raftlet: a message a peer sends in its own name always
+            // carries its term; one without a term is refused as local
+            // (etcd would process it as if it were a local message).
             assert_eq!(res, Err(Error::StepLocalMsg), "{t}");
         } else if t.is_response() {
             // raftlet: from 0 is never a peer, so every response is refused
@@ -468,7 +471,12 @@ fn test_raw_node_joint_auto_leave() {
                 let cc = ConfChangeI::from_entry(e).expect("decode");
                 // Make the leader step down before it applies the change.
                 let term = rn.raft().term + 1;
-                rn.step(msg_term(MessageType::MsgHeartbeatResp, 1, 1, term))
+                // raftlet: a peer message claiming to come from this node
+                // itself is refused, so a higher-term vote request from
+                // another node deposes the leader (etcd's test uses a
+                // heartbeat response "from" the leader itself).
+                rn.raft_mut()
+                    .step(msg_term(MessageType::MsgHeartbeatResp, 2, 1, term))
                     .expect("step");
                 got = Some(rn.apply_conf_change(&cc).expect("apply"));
             }
@@ -2003,9 +2011,10 @@ fn test_raw_node_snapshot_ready() {
 }
 
 /// raftlet: a snapshot that arrives while committed entries are handed out
-/// but not yet applied (asynchronous application) supersedes them, and
-/// their share of the applying budget is released: entries after the
-/// snapshot are handed out, and the late report of the old ones is harmless.
+/// but not yet applied (asynchronous application) is refused: a conf
+/// change among those entries would otherwise be applied on top of the
+/// snapshot's configuration. Once the host reports them applied, the
+/// snapshot (sent again) is restored, and entries after it are handed out.
 #[test]
 fn test_raw_node_snapshot_while_applying() {
     let s = new_test_storage(&[1, 2], &[]);
@@ -2023,19 +2032,32 @@ fn test_raw_node_snapshot_while_applying() {
     append(&s, &rd);
     rn.advance_append(rd);
 
-    // The host is still applying index 1 when a snapshot at 5 arrives.
+    // The host is still applying index 1 when a snapshot at 5 arrives:
+    // refused, and the leader is told how far the log is committed.
+    rn.step(snap_msg(2, 5, 1)).expect("snapshot");
+    let rd = rn.ready();
+    assert!(rd.snapshot.is_none(), "snapshot restored while applying");
+    let resp: Vec<_> = rd
+        .persisted_messages
+        .iter()
+        .filter(|m| m.msg_type == MessageType::MsgAppResp)
+        .map(|m| m.index)
+        .collect();
+    assert_eq!(resp, vec![1]);
+    rn.advance_append(rd);
+    assert_eq!(rn.raft().raft_log.applied, 0);
+
+    // The host finishes applying; the leader sends the snapshot again.
+    rn.advance_apply_to(1);
+    assert_eq!(rn.raft().raft_log.applied, 1);
     rn.step(snap_msg(2, 5, 1)).expect("snapshot");
     let rd = rn.ready();
     let snap = rd.snapshot.clone().expect("snapshot in Ready");
     s.wl().apply_snapshot(snap).expect("apply snapshot");
-    rn.advance_append(rd);
+    rn.advance(rd);
     assert_eq!(rn.raft().raft_log.applied, 5);
 
-    // The old batch is reported applied late: a no-op.
-    rn.advance_apply_to(1);
-    assert_eq!(rn.raft().raft_log.applied, 5);
-
-    // New entries are handed out.
+    // New entries are handed out: the budget is whole again.
     let mut app = msg_term(MessageType::MsgApp, 1, 2, 1);
     app.index = 5;
     app.log_term = 1;
