@@ -30,6 +30,7 @@ lint: ## cargo fmt --check and clippy -D warnings
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p raftlet --all-targets --features bug-injection -- -D warnings
+	$(CARGO) clippy -p raftlet-sim --all-targets --features bug-injection -- -D warnings
 
 .PHONY: test-rust
 test-rust: ## all Rust tests (unit, integration, doctests)
