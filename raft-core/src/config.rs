@@ -42,6 +42,13 @@ pub struct Config {
     /// proposals are dropped with [`Error::ProposalDropped`] (0 = unlimited).
     pub max_uncommitted_entries_size: u64,
     /// The most append messages in flight to one peer.
+    ///
+    /// With the defaults a leader may queue up to 256 MiB of appends for a
+    /// peer that is catching up. On a link that carries less than that per
+    /// election timeout, heartbeats queued behind the appends arrive late
+    /// and followers start elections: size `max_size_per_msg`,
+    /// `max_inflight_msgs` and `max_inflight_bytes` to a few ticks' worth of
+    /// the link (the learner-design figure 1 test shows both cases).
     pub max_inflight_msgs: usize,
     /// The most bytes of entries in flight to one peer (0 = unlimited).
     pub max_inflight_bytes: u64,
