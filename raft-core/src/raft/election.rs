@@ -32,28 +32,20 @@ impl<S: Storage> Raft<S> {
         if log.applied >= log.committed {
             return false;
         }
-        let mut found = false;
         let (lo, hi) = (log.applied + 1, log.committed + 1);
-        // Scanning stops early: the closure reports "found" as an error.
-        let res = log.scan(lo, hi, self.max_applying_ents_size, |ents| {
+        // The closure stops the scan with an error at the first conf change.
+        // A storage failure also ends it with an error: the committed,
+        // unapplied range must be readable, so refuse to campaign then too.
+        log.scan(lo, hi, self.max_applying_ents_size, |ents| {
             if ents.iter().any(|e| {
                 e.entry_type == EntryType::EntryConfChange
                     || e.entry_type == EntryType::EntryConfChangeV2
             }) {
-                found = true;
                 return Err(crate::Error::InvalidState("found".into()));
             }
             Ok(())
-        });
-        if let Err(e) = res {
-            if !found {
-                // The committed, unapplied range must be readable; if the
-                // storage fails, refuse to campaign rather than risk it.
-                let _ = e;
-                return true;
-            }
-        }
-        found
+        })
+        .is_err()
     }
 
     /// Runs a (pre-)election round (etcd `campaign`).

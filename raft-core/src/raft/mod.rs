@@ -789,11 +789,12 @@ impl<S: Storage> Raft<S> {
         if self.maybe_commit() {
             self.bcast_append();
         } else {
-            let ids: Vec<u64> = self.trk.progress.keys().copied().collect();
-            for id in ids {
+            let mut next = self.next_peer(None);
+            while let Some(id) = next {
                 if id != self.id {
                     self.maybe_send_append(id, false);
                 }
+                next = self.next_peer(Some(id));
             }
         }
         if self.lead_transferee != INVALID_ID
