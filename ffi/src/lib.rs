@@ -65,3 +65,24 @@ impl raftlet_bytes {
         }
     }
 }
+
+/// The ids a C caller passed as `len` values at `p`; NULL is allowed only
+/// with `len` 0. A NULL with a non-zero length records the error and gives
+/// `RAFTLET_ERR_NULL_ARG`.
+pub(crate) fn id_slice<'a>(
+    p: *const u64,
+    len: usize,
+    name: &str,
+) -> Result<&'a [u64], result::raftlet_result> {
+    if p.is_null() {
+        if len != 0 {
+            return Err(result::fail(
+                result::raftlet_result::RAFTLET_ERR_NULL_ARG,
+                format!("argument `{name}` is NULL with a non-zero length"),
+            ));
+        }
+        return Ok(&[]);
+    }
+    // SAFETY: the caller promises `len` readable u64s at `p` for the call.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}

@@ -112,23 +112,13 @@ pub unsafe extern "C" fn raftlet_node_bootstrap(
     learners_len: usize,
 ) -> raftlet_result {
     ffi_boundary!({
-        let v: &[u64] = if voters.is_null() {
-            if voters_len != 0 {
-                return fail(RAFTLET_ERR_NULL_ARG, "argument `voters` is NULL");
-            }
-            &[]
-        } else {
-            // SAFETY: caller promises voters_len readable ids.
-            unsafe { std::slice::from_raw_parts(voters, voters_len) }
+        let v = match crate::id_slice(voters, voters_len, "voters") {
+            Ok(v) => v,
+            Err(code) => return code,
         };
-        let l: &[u64] = if learners.is_null() {
-            if learners_len != 0 {
-                return fail(RAFTLET_ERR_NULL_ARG, "argument `learners` is NULL");
-            }
-            &[]
-        } else {
-            // SAFETY: caller promises learners_len readable ids.
-            unsafe { std::slice::from_raw_parts(learners, learners_len) }
+        let l = match crate::id_slice(learners, learners_len, "learners") {
+            Ok(l) => l,
+            Err(code) => return code,
         };
         with_node(node, |n| code(&n.bootstrap(v, l)))
     })

@@ -19,14 +19,6 @@ fn st<'a>(p: *const raftlet_storage) -> &'a raftlet_storage {
     unsafe { &*p }
 }
 
-fn ids<'a>(p: *const u64, n: usize) -> Option<&'a [u64]> {
-    if p.is_null() {
-        return if n == 0 { Some(&[]) } else { None };
-    }
-    // SAFETY: the caller promises `n` readable u64s at `p`.
-    Some(unsafe { std::slice::from_raw_parts(p, n) })
-}
-
 /// Creates an empty in-memory storage. On success `*storage_out` owns a new
 /// handle; release it with raftlet_storage_free.
 /// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
@@ -71,11 +63,13 @@ pub unsafe extern "C" fn raftlet_storage_set_conf_state(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage);
-        let (Some(v), Some(l)) = (ids(voters, voters_len), ids(learners, learners_len)) else {
-            return fail(
-                RAFTLET_ERR_NULL_ARG,
-                "id array is NULL with a non-zero length",
-            );
+        let v = match crate::id_slice(voters, voters_len, "voters") {
+            Ok(v) => v,
+            Err(code) => return code,
+        };
+        let l = match crate::id_slice(learners, learners_len, "learners") {
+            Ok(l) => l,
+            Err(code) => return code,
         };
         st(storage).inner.wl().set_conf_state(ConfState {
             voters: v.to_vec(),
