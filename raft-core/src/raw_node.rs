@@ -35,8 +35,10 @@ pub enum SnapshotStatus {
 ///
 /// The order matters: persist `snapshot`, `entries` and `hard_state`
 /// (fsync when `must_sync`); send `messages` at any time and
-/// `persisted_messages` only once the write is durable; apply
-/// `committed_entries` in order; then call [`RawNode::advance`].
+/// `persisted_messages` only once the write of this Ready and of every
+/// earlier one is durable; apply `committed_entries` in order; then call
+/// [`RawNode::advance`]. The crate documentation states the whole contract
+/// (what may be sent early, several Readies in flight, torn writes).
 #[derive(Debug, Default)]
 pub struct Ready {
     number: u64,
@@ -56,10 +58,15 @@ pub struct Ready {
     /// Entries to apply to the state machine, in order. Conf-change entries
     /// must be passed to [`RawNode::apply_conf_change`].
     pub committed_entries: Vec<Entry>,
-    /// Messages that may be sent at once (appends, heartbeats, votes requests).
+    /// Messages that may be sent at once, before or while this Ready is
+    /// persisted: those whose safety needs nothing not yet durable (a
+    /// leader's appends and heartbeats in a durable term, heartbeat
+    /// responses, pre-vote requests, forwarded proposals and reads).
     pub messages: Vec<Message>,
-    /// Messages to send only after `entries`, `hard_state` and `snapshot`
-    /// are durable (append and vote responses).
+    /// Messages to send only once the writes of this Ready and of every
+    /// earlier one are durable: vote requests, vote and append responses,
+    /// and every message sent while the node's term or vote was not yet
+    /// durable.
     pub persisted_messages: Vec<Message>,
     /// Whether the write of this Ready must be synced to disk: true when it
     /// holds entries or changes the term or vote.
@@ -113,6 +120,9 @@ struct ReadyRecord {
     number: u64,
     /// The node's term when the Ready was handed out.
     term: u64,
+    /// The node's vote when the Ready was handed out: with `term`, what is
+    /// durable once this Ready is.
+    vote: u64,
     /// The last entry of the log when the Ready was handed out, if the
     /// unstable log held entries: once this Ready (and every earlier one) is
     /// durable, the log is stable up to there, unless the term changed
@@ -133,6 +143,12 @@ pub struct RawNode<S: Storage> {
     raft: Raft<S>,
     prev_soft_state: SoftState,
     prev_hard_state: HardState,
+    /// The term and vote known durable: those of the newest Ready the host
+    /// reported persisted (or of the storage the node started from).
+    /// Messages sent while the node's term or vote differ from these wait
+    /// for the write (they go to `persisted_messages`).
+    durable_term: u64,
+    durable_vote: u64,
     last_number: u64,
     /// Readies handed out and not yet advanced past persistence, oldest first.
     records: SmallQueue<ReadyRecord>,
@@ -158,6 +174,8 @@ impl<S: Storage> RawNode<S> {
         let prev_soft_state = raft.soft_state();
         let prev_hard_state = raft.hard_state();
         Ok(RawNode {
+            durable_term: raft.term,
+            durable_vote: raft.vote,
             raft,
             prev_soft_state,
             prev_hard_state,
@@ -190,6 +208,8 @@ impl<S: Storage> RawNode<S> {
         // The hard state is reported in the next Ready even if it equals the
         // empty one, so hosts persist the initial term.
         self.prev_hard_state = HardState::default();
+        self.durable_term = 0;
+        self.durable_vote = INVALID_ID;
         self.raft.become_follower(1, INVALID_ID);
         let mut ents = Vec::with_capacity(voters.len() + learners.len());
         let changes = voters
@@ -438,8 +458,29 @@ impl<S: Storage> RawNode<S> {
             || hs.term != self.prev_hard_state.term;
         // Message vectors are not recycled: hosts usually move them out to
         // send, and an idle group should not pin their capacity.
-        let messages = std::mem::take(&mut r.msgs);
+        let mut messages = std::mem::take(&mut r.msgs);
         let mut persisted_messages = Vec::new();
+        if r.term != self.durable_term || r.vote != self.durable_vote {
+            // Our term or vote is not durable yet: a crash could take us
+            // back to an older term, whose incarnation could then act
+            // differently in the terms these messages speak for (lead the
+            // same term again with another log). Only messages that need
+            // nothing durable leave before the write: pre-vote requests
+            // (they change no durable state anywhere), forwarded proposals
+            // and reads (they carry no term and claim nothing), and
+            // heartbeat responses (they tell a leader that a quorum heard
+            // it in its term, which stays true if we later forget the term:
+            // we never voted in it durably, and its leader won it with a
+            // quorum of durable votes).
+            let (early, late): (Vec<Message>, Vec<Message>) = messages.into_iter().partition(|m| {
+                matches!(
+                    m.msg_type,
+                    MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
+                ) || m.term == 0
+            });
+            messages = early;
+            persisted_messages = late;
+        }
         let mut steps = self.spare_messages.pop().unwrap_or_default();
         // A leader keeps the vector's capacity for its next append (its
         // own acknowledgements pass through it on every proposal); a
@@ -479,9 +520,16 @@ impl<S: Storage> RawNode<S> {
             // uncommitted budget.
             r.reduce_uncommitted_size(payloads_size(&committed_entries));
         }
+        #[cfg(feature = "bug-injection")]
+        if r.bugs.self_ack_early {
+            for m in steps.drain(..) {
+                let _ = r.step(m);
+            }
+        }
         self.records.push_back(ReadyRecord {
             number,
             term: r.term,
+            vote: r.vote,
             stable,
             snapshot_index: snapshot.as_ref().map(|s| s.metadata.index),
             steps,
@@ -553,6 +601,8 @@ impl<S: Storage> RawNode<S> {
                 break;
             }
             let mut rec = self.records.pop_front().expect("front exists");
+            self.durable_term = rec.term;
+            self.durable_vote = rec.vote;
             // Our own append acknowledgement and vote count now that they
             // are durable.
             for m in rec.steps.drain(..) {

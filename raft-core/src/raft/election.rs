@@ -54,7 +54,7 @@ impl<S: Storage> Raft<S> {
             self.become_pre_candidate();
             // Pre-vote RPCs are sent for the next term before we've
             // incremented our own.
-            (MessageType::MsgPreVote, self.term + 1)
+            (MessageType::MsgPreVote, self.next_campaign_term())
         } else {
             self.become_candidate();
             (MessageType::MsgVote, self.term)
@@ -140,12 +140,17 @@ impl<S: Storage> Raft<S> {
                 self.election_elapsed = 0;
                 self.vote = m.from;
             }
-        } else {
+        } else if self.term != 0 {
             let mut resp = Message::new(resp_type, INVALID_ID, m.from);
             resp.term = self.term;
             resp.reject = true;
             self.send(resp);
         }
+        // At term 0 (storage holds entries whose hard state a crash lost)
+        // a rejection would carry no term, which every peer refuses as
+        // malformed: the candidate learns nothing from it, so none is sent.
+        // It still loses: our log is ahead of its, and without our vote it
+        // waits for the others' answers.
     }
 
     /// Counts a vote response while (pre-)campaigning.
