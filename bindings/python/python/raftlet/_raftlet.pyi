@@ -492,6 +492,17 @@ class Ready:
     ``persisted_messages`` only after the write; apply
     ``committed_entries`` in order; then ``RawNode.advance(ready)``. A
     Ready can be advanced once; its contents stay readable afterwards.
+
+    The contract: ``messages`` need nothing that is not yet durable (a
+    leader's appends and heartbeats in a durable term, heartbeat responses,
+    pre-vote requests, forwarded proposals and reads) and may leave before
+    or while the Ready is written. ``persisted_messages`` (vote requests,
+    vote and append responses, anything sent while the node's term or vote
+    was not yet durable) may leave only once the writes of this Ready and of
+    every earlier one are durable. Several Readies may be in flight if their
+    writes become durable in order and each is advanced once durable, in
+    order. A crash may tear a Ready's write (keep a prefix of snapshot,
+    entries, hard state); the node restarts safely from it.
     """
 
     @property
@@ -517,10 +528,11 @@ class Ready:
         """Entries to apply to the state machine, in order."""
     @property
     def messages(self) -> list[Message]:
-        """Messages that may be sent at once."""
+        """Messages that may be sent at once, even before the write."""
     @property
     def persisted_messages(self) -> list[Message]:
-        """Messages to send only once the write of this Ready is durable."""
+        """Messages to send only once the writes of this Ready and of every
+        earlier one are durable (vote requests, vote and append responses)."""
     @property
     def must_sync(self) -> bool:
         """Whether the write of this Ready must be synced to disk."""
