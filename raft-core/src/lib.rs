@@ -57,7 +57,7 @@
 //! use raftlet::{Config, MemoryStorage, RawNode, StateRole};
 //!
 //! // A storage shared by the node and the host (a cheap handle).
-//! let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]));
+//! let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]))?;
 //! let mut node = RawNode::new(&Config::new(1), storage.clone())?;
 //!
 //! // The host's state machine: here, just the applied payloads.
@@ -140,6 +140,7 @@ mod status;
 mod storage;
 pub mod tracker;
 mod types;
+pub mod validate;
 
 pub use config::{Config, ReadOnlyOption};
 pub use errors::{Error, Result, StorageError};
@@ -149,3 +150,4 @@ pub use raft::{ReadState, SoftState, StateRole, INVALID_ID};
 pub use raw_node::{RawNode, Ready, SnapshotStatus};
 pub use status::{BasicStatus, Status};
 pub use storage::{MemoryStorage, MemoryStorageCore, RaftState, Storage};
+pub use validate::MAX_TERM_OR_INDEX;

@@ -18,6 +18,7 @@ use crate::raft::{Raft, ReadState, SoftState, StateRole, INVALID_ID};
 use crate::status::{BasicStatus, Status};
 use crate::storage::Storage;
 use crate::types::EntryId;
+use crate::validate::{self, MAX_TERM_OR_INDEX};
 
 /// The outcome of sending a snapshot, reported by the host with
 /// [`RawNode::report_snapshot`].
@@ -192,8 +193,15 @@ impl<S: Storage> RawNode<S> {
     /// entries appear in the next Ready (to persist and apply) like any
     /// other (etcd `RawNode.Bootstrap`).
     ///
+    /// Everything is checked first: a refused bootstrap leaves the node and
+    /// its storage untouched (no entry, no hard state, no Ready), so the
+    /// host may retry with corrected arguments.
+    ///
     /// # Errors
-    /// [`Error::InvalidState`] when there are no voters or the storage is not empty.
+    /// [`Error::InvalidState`] when there are no voters or the storage is
+    /// not empty; [`Error::ConfChangeRefused`] when an id is not a member
+    /// id (0, `u64::MAX`, `u64::MAX - 1`), appears twice, or is both a
+    /// voter and a learner.
     pub fn bootstrap(&mut self, voters: &[u64], learners: &[u64]) -> Result<()> {
         if voters.is_empty() {
             return Err(Error::InvalidState(
@@ -205,6 +213,11 @@ impl<S: Storage> RawNode<S> {
                 "can't bootstrap a nonempty Storage".into(),
             ));
         }
+        validate::check_conf_state(&ConfState {
+            voters: voters.to_vec(),
+            learners: learners.to_vec(),
+            ..ConfState::default()
+        })?;
         // The hard state is reported in the next Ready even if it equals the
         // empty one, so hosts persist the initial term.
         self.prev_hard_state = HardState::default();
@@ -256,8 +269,21 @@ impl<S: Storage> RawNode<S> {
     /// Makes this node campaign at once (it becomes a (pre-)candidate).
     ///
     /// # Errors
-    /// Never fails today; kept fallible to match etcd's signature.
+    /// [`Error::InvalidState`] when the node's term or last index has
+    /// reached [`crate::MAX_TERM_OR_INDEX`]: a campaign would take the term
+    /// (or the new leader's first entry) past it, so the node never
+    /// campaigns again (no honest cluster gets there; see
+    /// [`crate::validate`]).
     pub fn campaign(&mut self) -> Result<()> {
+        if self.raft.term >= MAX_TERM_OR_INDEX
+            || self.raft.raft_log.last_index() >= MAX_TERM_OR_INDEX
+        {
+            return Err(Error::InvalidState(format!(
+                "term {} or last index {} is at the limit {MAX_TERM_OR_INDEX}; cannot campaign",
+                self.raft.term,
+                self.raft.raft_log.last_index()
+            )));
+        }
         self.raft
             .step(Message::new(MessageType::MsgHup, INVALID_ID, INVALID_ID))
     }
@@ -304,9 +330,15 @@ impl<S: Storage> RawNode<S> {
     /// # Errors
     /// As [`RawNode::propose`], plus [`Error::ConfChangeRefused`],
     /// [`Error::PromotionNotReady`] and [`Error::TooManyLearners`] when the
-    /// leader refuses the change; nothing is appended then.
+    /// leader refuses the change; nothing is appended then. A change of an
+    /// unknown type or transition, or naming a node id that is not a member
+    /// id (0, `u64::MAX`, `u64::MAX - 1`), is refused with
+    /// [`Error::ConfChangeRefused`] on every node, before it is forwarded
+    /// (see [`crate::validate::check_conf_change`]).
     pub fn propose_conf_change(&mut self, cc: impl Into<ConfChangeI>) -> Result<()> {
-        let (t, data) = cc.into().to_entry_parts();
+        let cc = cc.into();
+        validate::check_conf_change(&cc)?;
+        let (t, data) = cc.to_entry_parts();
         let mut m = Message::new(MessageType::MsgProp, self.raft.id, INVALID_ID);
         m.entries.push(Entry {
             entry_type: t,
@@ -319,9 +351,23 @@ impl<S: Storage> RawNode<S> {
     /// Applies a committed configuration change and returns the new
     /// configuration, which the host should persist with its snapshot.
     ///
+    /// A raftlet leader only appends changes that pass
+    /// [`crate::validate::check_conf_change`], but an etcd leader appends
+    /// whatever it is given, so a committed change may still be one no
+    /// node can apply: of an unknown type or transition, naming `u64::MAX`
+    /// or `u64::MAX - 1`, or not fitting the configuration (removing the
+    /// last voter, changing two voters without joint consensus, ...). Such
+    /// a change returns an error and leaves the configuration as it was;
+    /// the node keeps working (it applies later entries, campaigns and
+    /// votes as before). etcd hosts panic there; a raftlet host should log
+    /// the error and treat the entry as a no-op, which every raftlet node
+    /// does identically, since they all hold the same configuration when
+    /// they apply it. (A change of node 0 is skipped, not refused: etcd
+    /// hosts zero the id of a change they decided not to apply.)
+    ///
     /// # Errors
-    /// [`Error::ConfChangeRefused`] when the change is not valid for the
-    /// current configuration (the configuration is left unchanged).
+    /// [`Error::ConfChangeRefused`] when the change cannot be applied (the
+    /// configuration is left unchanged).
     pub fn apply_conf_change(&mut self, cc: &ConfChangeI) -> Result<ConfState> {
         self.raft.apply_conf_change(&cc.as_v2())
     }
@@ -334,9 +380,14 @@ impl<S: Storage> RawNode<S> {
     /// and [`Error::TransferRefused`] are for the local callers of
     /// [`RawNode::read_index`] and [`RawNode::transfer_leader`].
     ///
+    /// Every refusal happens before anything in the node changes.
+    ///
     /// # Errors
     /// [`Error::StepLocalMsg`] for local-only message types, and for peer
     /// messages that claim to come from this node itself or carry no term,
+    /// [`Error::InvalidMessage`] for a message of an unknown type, with a
+    /// term or index above [`crate::MAX_TERM_OR_INDEX`], or otherwise
+    /// malformed (see [`crate::validate::check_message`]),
     /// [`Error::StepPeerNotFound`] for responses from unknown peers, and
     /// [`Error::ProposalDropped`] for a forwarded proposal that is dropped.
     pub fn step(&mut self, m: Message) -> Result<()> {
@@ -349,6 +400,7 @@ impl<S: Storage> RawNode<S> {
         if sent_by_peer(m.msg_type) && (m.from == self.raft.id || m.term == 0) {
             return Err(Error::StepLocalMsg);
         }
+        validate::check_message(&m)?;
         if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {
             return Err(Error::StepPeerNotFound);
         }

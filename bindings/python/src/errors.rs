@@ -62,6 +62,7 @@ static TRANSFER_REFUSED: ExcClass = ExcClass::new("TransferRefusedError");
 static NO_LEADER: ExcClass = ExcClass::new("NoLeaderError");
 static READY_STALE: ExcClass = ExcClass::new("ReadyStaleError");
 static INVALID_STATE: ExcClass = ExcClass::new("InvalidStateError");
+static INVALID_MESSAGE: ExcClass = ExcClass::new("InvalidMessageError");
 
 /// The Python exception for a core error; the message is the core's
 /// (etcd's wording).
@@ -105,6 +106,7 @@ pub fn raft_err(e: Error) -> PyErr {
         Error::TransferRefused(_) => TRANSFER_REFUSED.err(msg),
         Error::NoLeader => NO_LEADER.err(msg),
         Error::InvalidState(_) => INVALID_STATE.err(msg),
+        Error::InvalidMessage(_) => INVALID_MESSAGE.err(msg),
         // `raftlet::Error` may grow variants; they are still RaftErrors.
         #[allow(unreachable_patterns, reason = "future core variants")]
         _ => RAFT_ERROR.err(msg),

@@ -24,6 +24,7 @@ EXPECTED = {
     "SnapshotTemporarilyUnavailableError", "ConfigError", "DecodeError",
     "ConfChangeRefusedError", "PromotionNotReadyError", "TooManyLearnersError",
     "TransferRefusedError", "NoLeaderError", "ReadyStaleError", "InvalidStateError",
+    "InvalidMessageError",
     "__version__",
 }
 

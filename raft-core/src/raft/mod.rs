@@ -30,6 +30,7 @@ use crate::logging::{rlog, Level};
 use crate::pb::{ConfState, HardState, Message, MessageType};
 use crate::storage::Storage;
 use crate::tracker::ProgressTracker;
+use crate::validate::MAX_TERM_OR_INDEX;
 
 /// The id meaning "no node".
 pub const INVALID_ID: u64 = 0;
@@ -225,6 +226,7 @@ impl<S: Storage> Raft<S> {
         c.validate()?;
         let raft_log = RaftLog::new(store, c.committed_size_per_ready())?;
         let rs = raft_log.store.initial_state()?;
+        check_stored_state(&raft_log, &rs)?;
         let seed = if c.seed == 0 {
             c.id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d
         } else {
@@ -840,4 +842,35 @@ impl<S: Storage> Raft<S> {
         }
         cs
     }
+}
+
+/// Refuses a storage whose contents are beyond what the core handles: a
+/// term, commit index or log index above [`MAX_TERM_OR_INDEX`], or a
+/// configuration naming an id that is not a member id (see
+/// [`crate::validate::check_conf_state`]). Such a storage was written by a
+/// host that accepted hostile input or is corrupt; starting from it could
+/// overflow later.
+fn check_stored_state<S: Storage>(log: &RaftLog<S>, rs: &crate::storage::RaftState) -> Result<()> {
+    let last = log.last_index();
+    // Terms in a log never decrease, so the last entry's term bounds all.
+    let last_term = log.term(last)?;
+    let hs = &rs.hard_state;
+    for (what, v) in [
+        ("hard state term", hs.term),
+        ("hard state commit", hs.commit),
+        ("last index", last),
+        ("last term", last_term),
+    ] {
+        if v > MAX_TERM_OR_INDEX {
+            return Err(Error::InvalidState(format!(
+                "stored {what} {v} is above the limit {MAX_TERM_OR_INDEX}"
+            )));
+        }
+    }
+    crate::validate::check_conf_state(&rs.conf_state).map_err(|e| {
+        Error::InvalidState(format!(
+            "stored configuration {:?} is invalid: {e}",
+            rs.conf_state
+        ))
+    })
 }
