@@ -350,7 +350,9 @@ raftlet_result raftlet_config_set_promote_max_lag(struct raftlet_config *config,
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG.
 raftlet_result raftlet_config_set_max_learners(struct raftlet_config *config, uint64_t value);
 
-// Sets the seed of the election-timeout RNG (0 = derived from the id).
+// Sets the seed of the election-timeout RNG: 0 (the default) draws one
+// from the OS each time a node is created; any other value makes the
+// timeouts reproducible.
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_config_set_seed(struct raftlet_config *config, uint64_t value);
 

@@ -308,7 +308,8 @@ impl PyConfig {
         self.inner.max_learners = v.0;
     }
 
-    /// The election-timeout RNG seed (0 derives one from ``id``).
+    /// The election-timeout RNG seed: 0 draws one from the OS each time a
+    /// node is created; any other value makes the timeouts reproducible.
     #[getter]
     fn seed(&self) -> u64 {
         self.inner.seed

@@ -76,7 +76,9 @@ class Config:
         promote_max_lag: How many entries behind the leader's last index a
             learner may be when promoted.
         max_learners: The most learners the configuration may hold.
-        seed: The election-timeout RNG seed (0 derives one from ``id``).
+        seed: The election-timeout RNG seed: 0 (the default) draws one from
+            the OS each time a node is created, so restarts do not repeat
+            their timeouts; any other value makes them reproducible.
         coalesce_appends: Whether the leader coalesces the appends of
             proposals made between two Readies into one message per peer.
 
