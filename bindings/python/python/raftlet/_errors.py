@@ -15,6 +15,7 @@ __all__ = [
     "DecodeError",
     "InvalidStateError",
     "NoLeaderError",
+    "PanicError",
     "PromotionNotReadyError",
     "ProposalDroppedError",
     "RaftError",
@@ -123,6 +124,14 @@ class NoLeaderError(RaftError):
 
 class ReadyStaleError(RaftError):
     """The ``Ready`` was already advanced."""
+
+
+class PanicError(RaftError):
+    """raftlet panicked inside its core: a broken internal invariant, or a
+    host that broke the storage contract (for example compacting entries
+    that were committed but not yet handed out to apply). The message is
+    the panic's. The node is unusable afterwards (every call raises
+    ``InvalidStateError``): restart it from its storage."""
 
 
 class InvalidStateError(RaftError):
