@@ -132,7 +132,7 @@ demo: ## a 3-node cluster: election, replication, leader isolation, re-election
 	$(CARGO) run -q -p raftlet --example demo
 
 .PHONY: install
-install: lib ## install libraftlet, raftlet.h and raftlet.pc under PREFIX
+install: lib ## install libraftlet (.a and .so), raftlet.h and raftlet.pc under PREFIX (default /usr/local)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 target/release/libraftlet.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 target/release/libraftlet.so $(DESTDIR)$(PREFIX)/lib/
@@ -146,14 +146,8 @@ check-c-coverage: ## fail if an exported function is not called by tests/c/test_
 	test $$missing = 0 && echo "check-c-coverage: every exported function is called by tests/c/test_api.c"
 
 .PHONY: test-install
-test-install: lib ## make install into build/prefix, then build the C example through pkg-config
-	rm -rf build/prefix
-	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/build/prefix
-	@mkdir -p build/c
-	PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig $(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror examples/c/cluster.c \
-	  $$(PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig pkg-config --cflags --libs raftlet) -o build/c/cluster_pkgconfig
-	LD_LIBRARY_PATH=$(CURDIR)/build/prefix/lib ./build/c/cluster_pkgconfig > /dev/null
-	@echo "test-install: the C example built with pkg-config against build/prefix and ran"
+test-install: lib ## make install into a temporary prefix; build and run the C example outside the tree, shared and static, through pkg-config
+	./scripts/install-test.sh
 
 .PHONY: plan-coverage
 plan-coverage: ## which TEST-PLAN lines the tests name (report only)
