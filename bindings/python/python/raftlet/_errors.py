@@ -17,6 +17,7 @@ __all__ = [
     "InvalidMessageError",
     "InvalidStateError",
     "NoLeaderError",
+    "PanicError",
     "PromotionNotReadyError",
     "ProposalDroppedError",
     "RaftError",
@@ -132,6 +133,14 @@ class NoLeaderError(RaftError):
 
 class ReadyStaleError(RaftError):
     """The ``Ready`` was already advanced."""
+
+
+class PanicError(RaftError):
+    """raftlet panicked inside its core: a broken internal invariant, or a
+    host that broke the storage contract (for example compacting entries
+    that were committed but not yet handed out to apply). The message is
+    the panic's. The node is unusable afterwards (every call raises
+    ``InvalidStateError``): restart it from its storage."""
 
 
 class InvalidStateError(RaftError):
