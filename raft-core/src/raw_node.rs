@@ -93,7 +93,7 @@ impl Ready {
     /// ```
     /// # use raftlet::pb::ConfState;
     /// # use raftlet::{Config, MemoryStorage, RawNode};
-    /// let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    /// let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]))?;
     /// let mut node = RawNode::new(&Config::new(1), storage.clone())?;
     /// node.campaign()?;
     /// let mut rd = node.ready();
