@@ -95,6 +95,56 @@ typedef uint32_t raftlet_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Why a learner cannot be promoted now (raftlet_learner_status.not_promotable).
+enum raftlet_not_promotable
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // It could be promoted now.
+  RAFTLET_PROMOTABLE = 0,
+  // More than promote_max_lag entries behind: `have` is its lag, `need`
+  // the threshold.
+  RAFTLET_NOT_PROMOTABLE_LAGGING = 1,
+  // The leader is sending it a snapshot.
+  RAFTLET_NOT_PROMOTABLE_IN_SNAPSHOT = 2,
+  // Not active in enough consecutive check-quorum rounds: `have` rounds
+  // answered, `need` required.
+  RAFTLET_NOT_PROMOTABLE_NOT_ACTIVE_LONG_ENOUGH = 3,
+  // Another configuration change is pending or the configuration is joint.
+  RAFTLET_NOT_PROMOTABLE_CONF_CHANGE_PENDING = 4,
+  // A leader transfer is under way.
+  RAFTLET_NOT_PROMOTABLE_TRANSFER_IN_PROGRESS = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum raftlet_not_promotable raftlet_not_promotable;
+#else
+typedef uint32_t raftlet_not_promotable;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// The kind of a raftlet_membership_event.
+enum raftlet_membership_event_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The leader proposed promoting learner `id` to voter (auto_promote).
+  RAFTLET_MEMBERSHIP_PROMOTION_PROPOSED = 1,
+  // The leader proposed one joint change promoting the standby learner
+  // `promoted` and demoting the silent voter `demoted` to learner
+  // (standby_promotion).
+  RAFTLET_MEMBERSHIP_STANDBY_SWAP_PROPOSED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum raftlet_membership_event_kind raftlet_membership_event_kind;
+#else
+typedef uint32_t raftlet_membership_event_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // An opaque node configuration. Created by raftlet_config_new, released
 // by raftlet_config_free. Not synchronised: do not mutate one config from
 // two threads at once.
@@ -116,6 +166,54 @@ typedef struct raftlet_ready raftlet_ready;
 // created over it keeps its own reference, so the handle may be freed
 // before or after the node. Thread-safe (a lock inside).
 typedef struct raftlet_storage raftlet_storage;
+
+// What a weak (local) read may serve at once, without the leader.
+typedef struct raftlet_local_read {
+  // The last index the host reported applied: the state a weak read sees.
+  uint64_t applied;
+  // The highest index this node knows committed (commit - applied is
+  // how far behind the answer is by this node's knowledge).
+  uint64_t commit;
+  // The leader this node knows (0 = none).
+  uint64_t leader;
+} raftlet_local_read;
+
+// A learner as the leader sees it.
+typedef struct raftlet_learner_status {
+  // The learner's id.
+  uint64_t id;
+  // Entries behind the leader's last index.
+  uint64_t lag;
+  // Whether it answered in the current check-quorum round.
+  bool recent_active;
+  // Consecutive check-quorum rounds it answered in.
+  uint32_t active_rounds;
+  // How the leader replicates to it: 0 probe, 1 replicate, 2 snapshot.
+  uint32_t state;
+  // RAFTLET_PROMOTABLE (0) when it could be promoted now, else why not.
+  raftlet_not_promotable not_promotable;
+  // For LAGGING the lag, for NOT_ACTIVE_LONG_ENOUGH the rounds answered; else 0.
+  uint64_t not_promotable_have;
+  // For LAGGING promote_max_lag, for NOT_ACTIVE_LONG_ENOUGH the rounds
+  // required; else 0.
+  uint64_t not_promotable_need;
+} raftlet_learner_status;
+
+// A membership change the leader proposed by itself, reported in a ready
+// so that the host can log it; it takes effect like any other change
+// once committed and applied.
+typedef struct raftlet_membership_event {
+  // What the leader proposed.
+  raftlet_membership_event_kind kind;
+  // The learner being promoted (the same as `promoted`).
+  uint64_t id;
+  // The learner becoming a voter.
+  uint64_t promoted;
+  // The voter becoming a learner (0 for a plain promotion).
+  uint64_t demoted;
+  // The index of the conf-change entry the leader appended.
+  uint64_t index;
+} raftlet_membership_event;
 
 // Receives one log record: `level` (0 debug, 1 info, 2 warn, 3 error),
 // the id of the node that logged it, and the message as `message_len`
@@ -386,6 +484,102 @@ raftlet_result raftlet_config_set_seed(struct raftlet_config *config, uint64_t v
 // etcd raft does. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_config_set_coalesce_appends(struct raftlet_config *config, bool value);
 
+// Makes raftlet_node_add_member propose a new member as a learner
+// (default on), to be promoted once caught up; off adds voters directly.
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_learner_first(struct raftlet_config *config, bool value);
+
+// Makes the leader promote a learner by itself once it is within
+// promote_max_lag entries, active in promote_min_active_rounds
+// consecutive check-quorum rounds, not being sent a snapshot and no other
+// change is pending (default off; requires check-quorum).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_auto_promote(struct raftlet_config *config, bool value);
+
+// Sets the consecutive check-quorum rounds a learner must have answered
+// in before it is promoted automatically or as a standby (default 3, at
+// least 1). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_INVALID_ARG (above UINT32_MAX).
+raftlet_result raftlet_config_set_promote_min_active_rounds(struct raftlet_config *config,
+                                                            uint64_t value);
+
+// Makes the leader replace a voter silent for standby_dead_rounds
+// check-quorum rounds by a caught-up learner in one joint change, so the
+// voter count and the quorum size stay the same (default off; requires
+// check-quorum). Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_standby_promotion(struct raftlet_config *config, bool value);
+
+// Sets the consecutive silent check-quorum rounds after which a voter
+// counts as failed for standby promotion (default 3, at least 2).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+// (above UINT32_MAX).
+raftlet_result raftlet_config_set_standby_dead_rounds(struct raftlet_config *config,
+                                                      uint64_t value);
+
+// Makes a learner forward proposals to the leader (default on, as etcd)
+// or, off, refuse them with RAFTLET_ERR_PROPOSAL_DROPPED (a read-only
+// learner that never originates a write).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_learner_forwards_proposals(struct raftlet_config *config,
+                                                             bool value);
+
+// Proposes adding member `id` with the host's context (`ctx_len` bytes
+// at `ctx`, copied; for example its address; NULL when `ctx_len` is 0):
+// as a learner when learner_first is on (the default), so that a member
+// that never answers never changes the quorum; as a voter otherwise.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_CONF_CHANGE_REFUSED
+// (`id` is already a member, or cannot be one), RAFTLET_ERR_TOO_MANY_LEARNERS
+// or RAFTLET_ERR_PROPOSAL_DROPPED; nothing is appended on an error.
+raftlet_result raftlet_node_add_member(struct raftlet_node *node,
+                                       uint64_t id,
+                                       const uint8_t *ctx,
+                                       size_t ctx_len);
+
+// Turns automatic promotion on or off at run time (a promotion already
+// proposed still takes effect). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG
+// or RAFTLET_ERR_CONFIG_INVALID (turning it on without check-quorum).
+raftlet_result raftlet_node_set_auto_promote(struct raftlet_node *node, bool on);
+
+// Turns standby promotion on or off at run time. Returns RAFTLET_OK,
+// RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_CONFIG_INVALID (turning it on
+// without check-quorum).
+raftlet_result raftlet_node_set_standby_promotion(struct raftlet_node *node, bool on);
+
+// A weak read: writes the applied index the host serves the read from,
+// the commit index this node knows and its leader. For a read that sees
+// every write acknowledged before it began, use raftlet_node_read_index
+// (a learner forwards it to the leader) and serve it once applied up to
+// the read state's index. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_read_local(const struct raftlet_node *node,
+                                       struct raftlet_local_read *read_out);
+
+// The number of learners the leader reports in raftlet_node_learner_status
+// (0 unless this node leads). Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_learner_count(const struct raftlet_node *node, size_t *count_out);
+
+// Learner `index` (0-based, ascending id) as the leader sees it: lag,
+// activity, replication state and whether it could be promoted now, and
+// if not why. The set may change between calls (it is read afresh each
+// time). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_INVALID_ARG (index out of range, for example because this
+// node no longer leads).
+raftlet_result raftlet_node_learner_status(const struct raftlet_node *node,
+                                           size_t index,
+                                           struct raftlet_learner_status *status_out);
+
+// The number of membership changes the leader proposed by itself since
+// the previous ready (automatic or standby promotions).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+raftlet_result raftlet_ready_membership_event_count(const struct raftlet_ready *ready,
+                                                    size_t *count_out);
+
+// Membership event `index` (0-based, in the order proposed).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+// RAFTLET_ERR_INVALID_ARG (index out of range).
+raftlet_result raftlet_ready_membership_event(const struct raftlet_ready *ready,
+                                              size_t index,
+                                              struct raftlet_membership_event *event_out);
+
 // Installs a process-wide log callback receiving records at `min_level`
 // (0 debug .. 3 error) and above; `user_data` is passed back unchanged.
 // A NULL `callback` removes the current one. Replacing or removing a
@@ -608,10 +802,12 @@ raftlet_result raftlet_node_progress(const struct raftlet_node *node,
                                      size_t *len_out);
 
 // Writes the node's status as a JSON string (etcd's shape, ids in hex,
-// plus the configuration). On success `*json_out` owns a NUL-terminated
+// plus the configuration and, on the leader, `"learnerStatus"`: each
+// learner's lag, activity and whether it is promotable now, and why not). On success `*json_out` owns a NUL-terminated
 // string; release it with raftlet_string_free.
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
-raftlet_result raftlet_node_status_json(const struct raftlet_node *node, char **json_out);
+raftlet_result raftlet_node_status_json(const struct raftlet_node *node,
+                                        char **json_out);
 
 // Releases a string returned by the library. NULL is a no-op.
 void raftlet_string_free(char *s);

@@ -22,6 +22,7 @@ extern crate raftlet_core as raftlet;
 #[macro_use]
 mod boundary;
 mod config;
+mod learner;
 mod log;
 mod message;
 mod node;
@@ -33,6 +34,7 @@ mod tests_bindings;
 mod version;
 
 pub use config::*;
+pub use learner::*;
 pub use log::*;
 pub use message::*;
 pub use node::*;

@@ -33,7 +33,7 @@ pub(crate) fn role_code(r: StateRole) -> u32 {
 }
 
 /// Runs `f` on the locked node; a panic poisons the node.
-fn with_node(
+pub(crate) fn with_node(
     node: *const raftlet_node,
     f: impl FnOnce(&mut RawNode<MemoryStorage>) -> raftlet_result,
 ) -> raftlet_result {
@@ -646,7 +646,8 @@ pub unsafe extern "C" fn raftlet_node_progress(
 }
 
 /// Writes the node's status as a JSON string (etcd's shape, ids in hex,
-/// plus the configuration). On success `*json_out` owns a NUL-terminated
+/// plus the configuration and, on the leader, `"learnerStatus"`: each
+/// learner's lag, activity and whether it is promotable now, and why not). On success `*json_out` owns a NUL-terminated
 /// string; release it with raftlet_string_free.
 /// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 #[no_mangle]
@@ -657,7 +658,7 @@ pub unsafe extern "C" fn raftlet_node_status_json(
     ffi_boundary!({
         check_null!(json_out);
         with_node(node, |n| {
-            let s = CString::new(n.status().to_json()).unwrap_or_default();
+            let s = CString::new(crate::learner::status_json(&n.status())).unwrap_or_default();
             // SAFETY: non-null output pointer.
             unsafe { *json_out = s.into_raw() };
             RAFTLET_OK

@@ -1992,6 +1992,304 @@ static void test_three_nodes(void) {
     reset_cluster();
 }
 
+/* ------------------------------------------------------------------------ */
+/* The learner lifecycle: learner-first membership, automatic and standby   */
+/* promotion, weak reads, the leader's view of its learners                 */
+/* ------------------------------------------------------------------------ */
+
+static raftlet_membership_event lc_events[16];
+static size_t lc_event_count;
+static uint64_t lc_event_node;
+
+/* A node whose config turns on the lifecycle features under test. */
+static void lc_start_node(uint64_t id, const uint64_t *voters, size_t nv, const uint64_t *learners,
+                          size_t nl, bool auto_promote, bool standby) {
+    raftlet_config *cfg = NULL;
+    H_OK(raftlet_config_new(id, &cfg));
+    H_OK(raftlet_config_set_election_tick(cfg, 10));
+    H_OK(raftlet_config_set_heartbeat_tick(cfg, 1));
+    H_OK(raftlet_config_set_auto_promote(cfg, auto_promote));
+    H_OK(raftlet_config_set_promote_min_active_rounds(cfg, 2));
+    H_OK(raftlet_config_set_standby_promotion(cfg, standby));
+    H_OK(raftlet_config_set_standby_dead_rounds(cfg, 2));
+    H_OK(raftlet_config_set_learner_forwards_proposals(cfg, false));
+    H_OK(raftlet_config_set_seed(cfg, 100 + id));
+    H_OK(raftlet_storage_new_memory(&H[id].storage));
+    if (nv > 0) {
+        H_OK(raftlet_storage_set_conf_state(H[id].storage, voters, nv, learners, nl));
+    }
+    H_OK(raftlet_node_new(cfg, H[id].storage, &H[id].node));
+    raftlet_config_free(cfg);
+}
+
+/* settle(), recording every membership event a ready carries. */
+static void lc_settle(void) {
+    for (int round = 0; round < 10000; round++) {
+        int work = 0;
+        for (uint64_t id = 1; id <= MAXN; id++) {
+            bool has = false;
+            if (!H[id].node) {
+                continue;
+            }
+            H_OK(raftlet_node_has_ready(H[id].node, &has));
+            if (!has) {
+                continue;
+            }
+            raftlet_ready *rd = NULL;
+            H_OK(raftlet_node_ready(H[id].node, &rd));
+            size_t n = 0;
+            H_OK(raftlet_ready_membership_event_count(rd, &n));
+            for (size_t i = 0; i < n; i++) {
+                if (lc_event_count < 16) {
+                    H_OK(raftlet_ready_membership_event(rd, i, &lc_events[lc_event_count++]));
+                    lc_event_node = id;
+                }
+            }
+            process_ready(id, rd, false);
+            work = 1;
+        }
+        size_t len = mbox_len;
+        deliver();
+        if (!work && len == 0) {
+            return;
+        }
+    }
+    g_failed++;
+    fprintf(stderr, "%s:%d: [%s] the cluster did not settle\n", __FILE__, __LINE__, g_test);
+}
+
+static void lc_tick(unsigned ticks) {
+    for (unsigned t = 0; t < ticks; t++) {
+        for (uint64_t id = 1; id <= MAXN; id++) {
+            if (H[id].node && !cut[id]) {
+                H_OK(raftlet_node_tick(H[id].node));
+            }
+        }
+        lc_settle();
+    }
+}
+
+static void test_learner_config(void) {
+    EXPECT_RC(raftlet_config_set_learner_first(NULL, true), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_auto_promote(NULL, true), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_promote_min_active_rounds(NULL, 3), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_standby_promotion(NULL, true), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_standby_dead_rounds(NULL, 3), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_learner_forwards_proposals(NULL, true), RAFTLET_ERR_NULL_ARG);
+
+    raftlet_config *cfg = NULL;
+    EXPECT_OK(raftlet_config_new(1, &cfg));
+    EXPECT_OK(raftlet_config_set_learner_first(cfg, false));
+    EXPECT_OK(raftlet_config_set_auto_promote(cfg, true));
+    EXPECT_OK(raftlet_config_set_promote_min_active_rounds(cfg, 5));
+    EXPECT_OK(raftlet_config_set_standby_promotion(cfg, true));
+    EXPECT_OK(raftlet_config_set_standby_dead_rounds(cfg, 4));
+    EXPECT_OK(raftlet_config_set_learner_forwards_proposals(cfg, false));
+    EXPECT_OK(raftlet_config_validate(cfg));
+    /* Rounds are 32-bit: a larger value is refused and changes nothing. */
+    EXPECT_RC(raftlet_config_set_promote_min_active_rounds(cfg, (uint64_t)UINT32_MAX + 1),
+              RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_config_set_standby_dead_rounds(cfg, (uint64_t)UINT32_MAX + 1),
+              RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_config_validate(cfg));
+    /* Both promotions are measured in check-quorum rounds. */
+    EXPECT_OK(raftlet_config_set_check_quorum(cfg, false));
+    EXPECT_RC(raftlet_config_validate(cfg), RAFTLET_ERR_CONFIG_INVALID);
+    CHECK(strstr(raftlet_last_error_message(), "auto_promote") != NULL);
+    EXPECT_OK(raftlet_config_set_auto_promote(cfg, false));
+    EXPECT_RC(raftlet_config_validate(cfg), RAFTLET_ERR_CONFIG_INVALID);
+    CHECK(strstr(raftlet_last_error_message(), "standby_promotion") != NULL);
+    EXPECT_OK(raftlet_config_set_standby_promotion(cfg, false));
+    EXPECT_OK(raftlet_config_validate(cfg));
+    EXPECT_OK(raftlet_config_set_check_quorum(cfg, true));
+    EXPECT_OK(raftlet_config_set_promote_min_active_rounds(cfg, 0));
+    EXPECT_RC(raftlet_config_validate(cfg), RAFTLET_ERR_CONFIG_INVALID);
+    CHECK(strstr(raftlet_last_error_message(), "promote_min_active_rounds") != NULL);
+    EXPECT_OK(raftlet_config_set_promote_min_active_rounds(cfg, 1));
+    EXPECT_OK(raftlet_config_set_standby_dead_rounds(cfg, 1));
+    EXPECT_RC(raftlet_config_validate(cfg), RAFTLET_ERR_CONFIG_INVALID);
+    CHECK(strstr(raftlet_last_error_message(), "standby_dead_rounds") != NULL);
+    EXPECT_OK(raftlet_config_set_standby_dead_rounds(cfg, 2));
+    EXPECT_OK(raftlet_config_validate(cfg));
+
+    /* At run time: turning either on without check-quorum is refused. */
+    EXPECT_OK(raftlet_config_set_check_quorum(cfg, false));
+    raftlet_storage *st = NULL;
+    EXPECT_OK(raftlet_storage_new_memory(&st));
+    const uint64_t voters[] = {1};
+    EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 1, NULL, 0));
+    raftlet_node *node = NULL;
+    EXPECT_OK(raftlet_node_new(cfg, st, &node));
+    EXPECT_RC(raftlet_node_set_auto_promote(node, true), RAFTLET_ERR_CONFIG_INVALID);
+    EXPECT_RC(raftlet_node_set_standby_promotion(node, true), RAFTLET_ERR_CONFIG_INVALID);
+    EXPECT_OK(raftlet_node_set_auto_promote(node, false));
+    EXPECT_OK(raftlet_node_set_standby_promotion(node, false));
+    EXPECT_RC(raftlet_node_set_auto_promote(NULL, false), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_set_standby_promotion(NULL, false), RAFTLET_ERR_NULL_ARG);
+    /* learner_first off: add_member proposes a voter (refused here: no leader). */
+    EXPECT_RC(raftlet_node_add_member(node, 2, NULL, 0), RAFTLET_ERR_PROPOSAL_DROPPED);
+    raftlet_node_free(node);
+    raftlet_storage_free(st);
+    raftlet_config_free(cfg);
+}
+
+static void test_learner_auto_promotion(void) {
+    reset_cluster();
+    lc_event_count = 0;
+    const uint64_t voters[] = {1};
+    lc_start_node(1, voters, 1, NULL, 0, true, false);
+    raftlet_node *n = H[1].node;
+    EXPECT_OK(raftlet_node_campaign(n));
+    lc_settle();
+    CHECK(status_of(1).role == 2);
+    EXPECT_OK(raftlet_node_propose(n, B("x=1"), 3));
+    lc_settle();
+
+    /* Weak read on the leader: its applied index, commit and itself. */
+    raftlet_local_read lr;
+    memset(&lr, 0, sizeof lr);
+    EXPECT_OK(raftlet_node_read_local(n, &lr));
+    CHECK(lr.applied == H[1].applied_index && lr.commit >= lr.applied && lr.leader == 1);
+    EXPECT_RC(raftlet_node_read_local(n, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_read_local(NULL, &lr), RAFTLET_ERR_NULL_ARG);
+
+    /* No learners yet. */
+    size_t count = 99;
+    EXPECT_OK(raftlet_node_learner_count(n, &count));
+    CHECK(count == 0);
+    raftlet_learner_status ls;
+    EXPECT_RC(raftlet_node_learner_status(n, 0, &ls), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_node_learner_count(n, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_learner_count(NULL, &count), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_learner_status(n, 0, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_learner_status(NULL, 0, &ls), RAFTLET_ERR_NULL_ARG);
+
+    /* add_member: a learner first, whatever the host asks. */
+    EXPECT_RC(raftlet_node_add_member(NULL, 2, NULL, 0), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_add_member(n, 2, NULL, 4), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_add_member(n, 1, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_OK(raftlet_node_add_member(n, 2, B("10.0.0.2:7000"), 13));
+    lc_settle();
+    raftlet_status s = status_of(1);
+    CHECK(s.voters_count == 1 && s.learners_count == 1);
+    EXPECT_RC(raftlet_node_add_member(n, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+
+    /* The learner has not answered (it does not exist yet): not promotable. */
+    EXPECT_OK(raftlet_node_learner_count(n, &count));
+    CHECK(count == 1);
+    EXPECT_OK(raftlet_node_learner_status(n, 0, &ls));
+    CHECK(ls.id == 2 && ls.lag > 0 && ls.active_rounds == 0);
+    CHECK(ls.not_promotable != RAFTLET_PROMOTABLE);
+    EXPECT_RC(raftlet_node_learner_status(n, 1, &ls), RAFTLET_ERR_INVALID_ARG);
+    char *json = NULL;
+    EXPECT_OK(raftlet_node_status_json(n, &json));
+    CHECK(json && strstr(json, "\"learnerStatus\":[{\"id\":\"2\"") != NULL);
+    CHECK(json && strstr(json, "\"promotable\":false") != NULL);
+    raftlet_string_free(json);
+
+    /* Auto-promotion off: the learner catches up but stays a learner. */
+    EXPECT_OK(raftlet_node_set_auto_promote(n, false));
+    /* The new member boots with the configuration that adds it. */
+    const uint64_t as_learner[] = {2};
+    lc_start_node(2, voters, 1, as_learner, 1, true, false);
+    lc_tick(60);
+    CHECK(lc_event_count == 0);
+    s = status_of(1);
+    CHECK(s.voters_count == 1 && s.learners_count == 1);
+    EXPECT_OK(raftlet_node_learner_status(n, 0, &ls));
+    CHECK(ls.id == 2 && ls.lag == 0 && ls.state == 1 && ls.active_rounds >= 2);
+    CHECK(ls.not_promotable == RAFTLET_PROMOTABLE);
+    CHECK(ls.not_promotable_have == 0 && ls.not_promotable_need == 0);
+    json = NULL;
+    EXPECT_OK(raftlet_node_status_json(n, &json));
+    CHECK(json && strstr(json, "\"promotable\":true,\"notPromotable\":null") != NULL);
+    raftlet_string_free(json);
+
+    /* The learner's weak read reports its applied index and its leader. */
+    EXPECT_OK(raftlet_node_read_local(H[2].node, &lr));
+    CHECK(lr.applied == H[2].applied_index && lr.applied > 0 && lr.leader == 1);
+    /* This learner refuses writes (learner_forwards_proposals off). */
+    EXPECT_RC(raftlet_node_propose(H[2].node, B("w"), 1), RAFTLET_ERR_PROPOSAL_DROPPED);
+    /* A learner reports no learners of its own. */
+    EXPECT_OK(raftlet_node_learner_count(H[2].node, &count));
+    CHECK(count == 0);
+
+    /* On again: the leader promotes it once, by itself, and says so. */
+    EXPECT_OK(raftlet_node_set_auto_promote(n, true));
+    lc_tick(40);
+    CHECK(lc_event_count == 1);
+    CHECK(lc_event_node == 1);
+    CHECK(lc_events[0].kind == RAFTLET_MEMBERSHIP_PROMOTION_PROPOSED);
+    CHECK(lc_events[0].id == 2 && lc_events[0].promoted == 2 && lc_events[0].demoted == 0);
+    CHECK(lc_events[0].index > 0 && lc_events[0].index <= H[1].applied_index);
+    s = status_of(1);
+    CHECK(s.voters_count == 2 && s.learners_count == 0 && s.role == 2);
+    EXPECT_OK(raftlet_node_learner_count(n, &count));
+    CHECK(count == 0);
+
+    /* The event accessors check their arguments. */
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_propose(n, B("y"), 1));
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    size_t ne = 99;
+    EXPECT_OK(raftlet_ready_membership_event_count(rd, &ne));
+    CHECK(ne == 0);
+    raftlet_membership_event ev;
+    EXPECT_RC(raftlet_ready_membership_event(rd, 0, &ev), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_ready_membership_event(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_membership_event(NULL, 0, &ev), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_membership_event_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_membership_event_count(NULL, &ne), RAFTLET_ERR_NULL_ARG);
+    process_ready(1, rd, true);
+    EXPECT_RC(raftlet_ready_membership_event_count(rd, &ne), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_ready_membership_event(rd, 0, &ev), RAFTLET_ERR_READY_STALE);
+    raftlet_ready_free(rd);
+    reset_cluster();
+}
+
+static void test_learner_standby(void) {
+    reset_cluster();
+    lc_event_count = 0;
+    const uint64_t voters[] = {1, 2, 3};
+    const uint64_t learners[] = {4};
+    for (uint64_t id = 1; id <= 4; id++) {
+        lc_start_node(id, voters, 3, learners, 1, false, true);
+    }
+    EXPECT_OK(raftlet_node_campaign(H[1].node));
+    lc_settle();
+    CHECK(status_of(1).role == 2);
+    EXPECT_OK(raftlet_node_propose(H[1].node, B("a"), 1));
+    lc_tick(30); /* the standby answers for a few rounds */
+    CHECK(lc_event_count == 0);
+
+    /* Voter 3 dies: the standby replaces it in one joint change. */
+    cut[3] = true;
+    for (int t = 0; t < 200 && lc_event_count == 0; t++) {
+        lc_tick(1);
+        /* 1 and 2 stay a quorum of the configuration at every step. */
+        CHECK(status_of(1).role == 2);
+    }
+    lc_tick(30);
+    CHECK(lc_event_count == 1);
+    CHECK(lc_events[0].kind == RAFTLET_MEMBERSHIP_STANDBY_SWAP_PROPOSED);
+    CHECK(lc_events[0].id == 4 && lc_events[0].promoted == 4 && lc_events[0].demoted == 3);
+    CHECK(lc_events[0].index > 0);
+    raftlet_status s = status_of(1);
+    CHECK(s.role == 2 && s.voters_count == 3 && s.learners_count == 1);
+    size_t count = 0;
+    raftlet_learner_status ls;
+    EXPECT_OK(raftlet_node_learner_count(H[1].node, &count));
+    CHECK(count == 1);
+    EXPECT_OK(raftlet_node_learner_status(H[1].node, 0, &ls));
+    CHECK(ls.id == 3 && !ls.recent_active);
+    CHECK(ls.not_promotable == RAFTLET_NOT_PROMOTABLE_LAGGING ||
+          ls.not_promotable == RAFTLET_NOT_PROMOTABLE_NOT_ACTIVE_LONG_ENOUGH);
+    if (ls.not_promotable == RAFTLET_NOT_PROMOTABLE_NOT_ACTIVE_LONG_ENOUGH) {
+        CHECK(ls.not_promotable_have == 0 && ls.not_promotable_need == 2);
+    }
+    reset_cluster();
+}
+
 int main(void) {
     RUN(test_last_error_message); /* first: no failure yet on this thread */
     RUN(test_version_and_result_str);
@@ -2008,6 +2306,9 @@ int main(void) {
     RUN(test_conf_changes);
     RUN(test_bootstrap);
     RUN(test_three_nodes);
+    RUN(test_learner_config);
+    RUN(test_learner_auto_promotion);
+    RUN(test_learner_standby);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }
