@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 mod config;
 mod convert;
 mod errors;
+mod learner;
 mod logging;
 mod raw_node;
 mod status;
@@ -48,5 +49,9 @@ fn raftlet_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<status::PyStatus>()?;
     m.add_class::<status::PyBasicStatus>()?;
     m.add_class::<status::PyProgress>()?;
+    m.add_class::<learner::PyMembershipEvent>()?;
+    m.add_class::<learner::PyNotPromotable>()?;
+    m.add_class::<learner::PyLearnerStatus>()?;
+    m.add_class::<learner::PyLocalRead>()?;
     Ok(())
 }

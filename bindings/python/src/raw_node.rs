@@ -25,6 +25,7 @@ use raftlet::{MemoryStorage, RawNode, Ready, SnapshotStatus};
 use crate::config::PyConfig;
 use crate::convert::{state_role, type_name, BytesArg, Ids, U64};
 use crate::errors::{invalid_state, panic_error, ready_stale, IntoPy};
+use crate::learner::{PyLocalRead, PyMembershipEvent};
 use crate::status::{PyBasicStatus, PyStatus};
 use crate::storage::PyMemoryStorage;
 use crate::types::{
@@ -295,6 +296,49 @@ impl PyRawNode {
         self.with(py, |n| n.read_index(ctx.0))?.py()
     }
 
+    /// Proposes adding member ``id`` with the host's ``context`` (for
+    /// example its address): as a learner when ``Config.learner_first`` is
+    /// on (the default), to be promoted once it has caught up (by the host,
+    /// or by the leader with ``Config.auto_promote``); as a voter otherwise.
+    /// A learner added first never changes the quorum, so a member that
+    /// never answers can be removed again without losing availability.
+    ///
+    /// Raises ``ConfChangeRefusedError`` when ``id`` is already a member,
+    /// and the errors of ``propose_conf_change``.
+    #[pyo3(signature = (id, context = None))]
+    #[pyo3(text_signature = "($self, id, context=b'')")]
+    fn add_member(&self, py: Python<'_>, id: U64, context: Option<BytesArg>) -> PyResult<()> {
+        let ctx = context.map(|c| c.0).unwrap_or_default();
+        self.with(py, |n| n.add_member(id.0, ctx))?.py()
+    }
+
+    /// Turns automatic promotion (``Config.auto_promote``) on or off at run
+    /// time; off, a promotion already proposed still takes effect.
+    ///
+    /// Raises ``ConfigError`` when turning it on without check-quorum.
+    fn set_auto_promote(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        self.with(py, |n| n.set_auto_promote(on))?.py()
+    }
+
+    /// Turns standby promotion (``Config.standby_promotion``) on or off at
+    /// run time.
+    ///
+    /// Raises ``ConfigError`` when turning it on without check-quorum.
+    fn set_standby_promotion(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        self.with(py, |n| n.set_standby_promotion(on))?.py()
+    }
+
+    /// A weak (local) read: serve it from the state applied up to
+    /// ``applied``; ``commit - applied`` is how stale it may be by this
+    /// node's knowledge. For a read that sees every write acknowledged
+    /// before it began, use ``read_index`` (a learner forwards it to the
+    /// leader) and serve it once applied up to the ``ReadState``'s index.
+    fn read_local(&self, py: Python<'_>) -> PyResult<PyLocalRead> {
+        Ok(PyLocalRead {
+            inner: self.with(py, |n| n.read_local())?,
+        })
+    }
+
     /// Asks the leader to hand leadership to ``transferee``.
     ///
     /// Raises ``TransferRefusedError`` when the target is not a voter or no
@@ -483,6 +527,7 @@ pub struct PyReady {
     committed_entries: Py<PyList>,
     messages: Py<PyList>,
     persisted_messages: Py<PyList>,
+    membership_events: Py<PyList>,
     must_sync: bool,
 }
 
@@ -514,6 +559,13 @@ impl PyReady {
             committed_entries: entry_list(py, rd.committed_entries)?.unbind(),
             messages: message_list(py, rd.messages)?.unbind(),
             persisted_messages: message_list(py, rd.persisted_messages)?.unbind(),
+            membership_events: PyList::new(
+                py,
+                rd.membership_events
+                    .into_iter()
+                    .map(|e| PyMembershipEvent { inner: e }),
+            )?
+            .unbind(),
             must_sync: rd.must_sync,
         })
     }
@@ -574,6 +626,13 @@ impl PyReady {
     #[getter]
     fn persisted_messages(&self, py: Python<'_>) -> Py<PyList> {
         self.persisted_messages.clone_ref(py)
+    }
+
+    /// The membership changes the leader proposed by itself since the
+    /// previous Ready (``MembershipEvent`` objects), for the host's log.
+    #[getter]
+    fn membership_events(&self, py: Python<'_>) -> Py<PyList> {
+        self.membership_events.clone_ref(py)
     }
 
     /// Every message of this Ready in one new list, ``messages`` first and

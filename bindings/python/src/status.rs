@@ -8,6 +8,7 @@ use raftlet::tracker::Progress;
 use raftlet::{BasicStatus, Status};
 
 use crate::convert::{id_list, state_role};
+use crate::learner::PyLearnerStatus;
 use crate::types::{PyConfState, PyHardState, PySoftState};
 
 /// The leader's view of one peer's log (etcd ``tracker.Progress``), as of
@@ -305,6 +306,20 @@ impl PyStatus {
             d.set_item(id, PyProgress { inner: pr.clone() })?;
         }
         Ok(d)
+    }
+
+    /// Every learner as the leader sees it (``LearnerStatus`` objects, by
+    /// ascending id): lag, activity and whether it could be promoted now;
+    /// empty unless this node leads. (``learners`` lists the learners' ids.)
+    #[getter]
+    fn learner_status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(
+            py,
+            self.inner
+                .learners
+                .iter()
+                .map(|l| PyLearnerStatus { inner: l.clone() }),
+        )
     }
 
     /// The status as JSON, in the shape of etcd's ``Status.MarshalJSON``

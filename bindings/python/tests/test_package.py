@@ -15,6 +15,8 @@ EXPECTED = {
     "Config", "MemoryStorage", "RawNode", "Ready", "Message", "Entry", "HardState",
     "SoftState", "ConfState", "Snapshot", "ConfChange", "ConfChangeV2", "ConfChangeSingle",
     "ReadState", "Status", "BasicStatus", "Progress",
+    # The learner lifecycle.
+    "MembershipEvent", "NotPromotable", "LearnerStatus", "LocalRead",
     # Enums.
     "MessageType", "EntryType", "ConfChangeType", "ConfChangeTransition", "StateRole",
     "ReadOnlyOption",

@@ -4,7 +4,7 @@ Import the names from ``raftlet``; this module is private.
 """
 
 from collections.abc import Iterable
-from typing import ClassVar, Final, Union, final
+from typing import ClassVar, Final, Optional, Union, final
 
 from typing_extensions import Self, TypeAlias
 
@@ -26,8 +26,12 @@ __all__ = [
     "Config",
     "Entry",
     "HardState",
+    "LearnerStatus",
+    "LocalRead",
+    "MembershipEvent",
     "MemoryStorage",
     "Message",
+    "NotPromotable",
     "Progress",
     "RawNode",
     "ReadState",
@@ -82,6 +86,18 @@ class Config:
             their timeouts; any other value makes them reproducible.
         coalesce_appends: Whether the leader coalesces the appends of
             proposals made between two Readies into one message per peer.
+        learner_first: Whether ``RawNode.add_member`` adds new members as
+            learners (a member that never answers never changes the quorum).
+        auto_promote: Whether the leader promotes a caught-up, active
+            learner by itself (needs ``check_quorum``).
+        promote_min_active_rounds: Consecutive check-quorum rounds a
+            learner must have answered in before it is promoted (at least 1).
+        standby_promotion: Whether the leader replaces a failed voter by a
+            caught-up learner in one joint change (needs ``check_quorum``).
+        standby_dead_rounds: Consecutive silent check-quorum rounds after
+            which a voter counts as failed (at least 2).
+        learner_forwards_proposals: Whether a learner forwards proposals to
+            the leader or refuses them with ``ProposalDroppedError``.
 
     Raises:
         TypeError: An argument has the wrong type.
@@ -110,6 +126,12 @@ class Config:
         max_learners: int = ...,
         seed: int = ...,
         coalesce_appends: bool = ...,
+        learner_first: bool = ...,
+        auto_promote: bool = ...,
+        promote_min_active_rounds: int = ...,
+        standby_promotion: bool = ...,
+        standby_dead_rounds: int = ...,
+        learner_forwards_proposals: bool = ...,
     ) -> Self: ...
     def validate(self) -> None:
         """Checks every field and combination.
@@ -141,6 +163,12 @@ class Config:
     max_learners: int
     seed: int
     coalesce_appends: bool
+    learner_first: bool
+    auto_promote: bool
+    promote_min_active_rounds: int
+    standby_promotion: bool
+    standby_dead_rounds: int
+    learner_forwards_proposals: bool
     def __eq__(self, value: object, /) -> bool: ...
     __hash__: ClassVar[None]  # type: ignore[assignment]
 
@@ -429,6 +457,41 @@ class RawNode:
         Raises:
             NoLeaderError: No leader is known.
         """
+    def add_member(self, id: int, context: _BytesLike = b"") -> None:
+        """Proposes adding member ``id``: as a learner when
+        ``Config.learner_first`` is on (the default), as a voter otherwise.
+
+        A learner added first never changes the quorum, so a member that
+        never answers can be removed again without losing availability.
+
+        Args:
+            id: The new member.
+            context: The host's context, for example the member's address.
+
+        Raises:
+            ConfChangeRefusedError: ``id`` is already a member or cannot be one.
+            TooManyLearnersError: The configuration holds ``max_learners``.
+            ProposalDroppedError: No leader to take the proposal.
+        """
+    def set_auto_promote(self, on: bool) -> None:
+        """Turns automatic promotion on or off at run time.
+
+        Raises:
+            ConfigError: Turning it on without check-quorum.
+        """
+    def set_standby_promotion(self, on: bool) -> None:
+        """Turns standby promotion on or off at run time.
+
+        Raises:
+            ConfigError: Turning it on without check-quorum.
+        """
+    def read_local(self) -> LocalRead:
+        """A weak read: what this node may serve at once, and how stale.
+
+        For a read that sees every write acknowledged before it began, use
+        ``read_index`` (a learner forwards it) and serve it once applied up
+        to the ``ReadState``'s index.
+        """
     def transfer_leader(self, transferee: int) -> None:
         """Asks the leader to hand leadership to ``transferee``.
 
@@ -581,6 +644,10 @@ class Ready:
     def persisted_messages(self) -> list[Message]:
         """Messages to send only once the writes of this Ready and of every
         earlier one are durable (vote requests, vote and append responses)."""
+    @property
+    def membership_events(self) -> list[MembershipEvent]:
+        """Membership changes the leader proposed by itself since the
+        previous Ready (automatic and standby promotions), for the host's log."""
     def all_messages(self) -> list[Message]:
         """Returns every message in one new list, ``messages`` first, then
         ``persisted_messages``: what a synchronous host sends once the write
@@ -1187,5 +1254,95 @@ class Status:
     @property
     def progress(self) -> dict[int, Progress]:
         """Every peer's progress by id; empty unless this node leads."""
+    @property
+    def learner_status(self) -> list[LearnerStatus]:
+        """Every learner as the leader sees it, by id; empty unless this node leads."""
     def to_json(self) -> str:
         """Returns the status as JSON in the shape of etcd's ``Status.MarshalJSON``."""
+
+@final
+class MembershipEvent:
+    """A membership change the leader proposed by itself, for the host's log."""
+
+    @property
+    def kind(self) -> str:
+        """``"PromotionProposed"`` or ``"StandbySwapProposed"``."""
+    @property
+    def id(self) -> int:
+        """The learner being promoted (the same as ``promoted``)."""
+    @property
+    def promoted(self) -> int:
+        """The learner becoming a voter."""
+    @property
+    def demoted(self) -> int:
+        """The voter becoming a learner (0 for a plain promotion)."""
+    @property
+    def index(self) -> int:
+        """The index of the conf-change entry the leader appended."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
+
+@final
+class NotPromotable:
+    """Why a learner cannot be promoted now."""
+
+    @property
+    def reason(self) -> str:
+        """``"Lagging"``, ``"InSnapshot"``, ``"NotActiveLongEnough"``,
+        ``"ConfChangePending"`` or ``"TransferInProgress"``."""
+    @property
+    def lag(self) -> Optional[int]:
+        """For ``"Lagging"``: entries behind the leader's last index."""
+    @property
+    def max_lag(self) -> Optional[int]:
+        """For ``"Lagging"``: the threshold ``promote_max_lag``."""
+    @property
+    def active_rounds(self) -> Optional[int]:
+        """For ``"NotActiveLongEnough"``: consecutive rounds it answered in."""
+    @property
+    def needed(self) -> Optional[int]:
+        """For ``"NotActiveLongEnough"``: the rounds required."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
+
+@final
+class LearnerStatus:
+    """A learner as the leader sees it (``Status.learner_status``)."""
+
+    @property
+    def id(self) -> int:
+        """The learner's id."""
+    @property
+    def lag(self) -> int:
+        """Entries behind the leader's last index."""
+    @property
+    def recent_active(self) -> bool:
+        """Whether it answered in the current check-quorum round."""
+    @property
+    def active_rounds(self) -> int:
+        """Consecutive check-quorum rounds it answered in."""
+    @property
+    def state(self) -> str:
+        """``"StateProbe"``, ``"StateReplicate"`` or ``"StateSnapshot"``."""
+    @property
+    def not_promotable(self) -> Optional[NotPromotable]:
+        """``None`` when it could be promoted now, else why not."""
+    @property
+    def promotable(self) -> bool:
+        """Whether it could be promoted now."""
+
+@final
+class LocalRead:
+    """The answer to ``RawNode.read_local()``."""
+
+    @property
+    def applied(self) -> int:
+        """The applied index: the state a weak read sees."""
+    @property
+    def commit(self) -> int:
+        """The highest index this node knows committed."""
+    @property
+    def leader(self) -> int:
+        """The leader this node knows (0 for none)."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
