@@ -324,6 +324,9 @@ func (rn *RawNode) Ready() Ready {
 	must(err)
 	rd := Ready{h: &readyHandle{p: crd, env: view}, rn: rn}
 	err = decodeReady(view, &rd)
+	if err == nil {
+		rd.MembershipEvents, err = cReadyMembershipEvents(crd)
+	}
 	runtime.KeepAlive(rn)
 	if err != nil {
 		cReadyFree(crd)
