@@ -513,12 +513,15 @@ static void test_version_and_result_str(void) {
     NAME(RAFTLET_ERR_NULL_ARG);
     NAME(RAFTLET_ERR_INVALID_ARG);
     NAME(RAFTLET_ERR_READY_STALE);
+    NAME(RAFTLET_ERR_READY_FOREIGN);
+    NAME(RAFTLET_ERR_READY_NOT_PERSISTED);
     NAME(RAFTLET_PANIC);
 #undef NAME
     /* The numbers are fixed forever. */
     CHECK(RAFTLET_ERR_INVALID_STATE == 16 && RAFTLET_ERR_NULL_ARG == 100 &&
-          RAFTLET_ERR_READY_STALE == 102 && RAFTLET_PANIC == 200);
-    const uint32_t unknown[] = {17, 50, 99, 103, 199, 201, 1000, 0x7fffffffu, 0xffffffffu};
+          RAFTLET_ERR_READY_STALE == 102 && RAFTLET_ERR_READY_FOREIGN == 103 &&
+          RAFTLET_ERR_READY_NOT_PERSISTED == 104 && RAFTLET_PANIC == 200);
+    const uint32_t unknown[] = {17, 50, 99, 105, 199, 201, 1000, 0x7fffffffu, 0xffffffffu};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         CHECK_STR(raftlet_result_str(unknown[i]), "RAFTLET_UNKNOWN");
     }
@@ -1410,8 +1413,8 @@ static void test_single_node(void) {
     EXPECT_OK(raftlet_storage_new_memory(&st2));
     EXPECT_OK(raftlet_storage_set_conf_state(st2, voters, 1, NULL, 0));
     EXPECT_OK(raftlet_node_new(cfg, st2, &other));
-    EXPECT_RC(raftlet_node_advance(other, rd), RAFTLET_ERR_INVALID_ARG);
-    EXPECT_RC(raftlet_node_advance_append(other, rd), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_node_advance(other, rd), RAFTLET_ERR_READY_FOREIGN);
+    EXPECT_RC(raftlet_node_advance_append(other, rd), RAFTLET_ERR_READY_FOREIGN);
     EXPECT_OK(raftlet_ready_entry_count(rd, &n_ent));
     raftlet_node_free(other);
     raftlet_storage_free(st2);
@@ -1868,6 +1871,256 @@ static void test_three_nodes(void) {
     reset_cluster();
 }
 
+/* ------------------------------------------------------------------------ */
+/* Host mistakes: error codes, and the node and storage left as they were    */
+/* ------------------------------------------------------------------------ */
+
+/* What a mistake must not move: term, vote, commit, role, applied, the
+ * storage's log bounds and the configuration. */
+typedef struct {
+    raftlet_status st;
+    uint64_t first, last;
+    uint8_t cs[256];
+    size_t cs_len;
+} node_view;
+
+static node_view view_of(raftlet_node *node, raftlet_storage *storage) {
+    node_view v;
+    memset(&v, 0, sizeof v);
+    H_OK(raftlet_node_status(node, &v.st));
+    H_OK(raftlet_storage_bounds(storage, &v.first, &v.last));
+    H_OK(raftlet_node_conf_state(node, v.cs, sizeof v.cs, &v.cs_len));
+    return v;
+}
+
+static bool same_view(const node_view *a, const node_view *b) {
+    return a->st.term == b->st.term && a->st.vote == b->st.vote &&
+           a->st.commit == b->st.commit && a->st.role == b->st.role &&
+           a->st.lead == b->st.lead && a->st.applied == b->st.applied &&
+           a->first == b->first && a->last == b->last && a->cs_len == b->cs_len &&
+           memcmp(a->cs, b->cs, a->cs_len) == 0;
+}
+
+#define CHECK_UNMOVED(id, before)                                  \
+    do {                                                           \
+        node_view now_ = view_of(H[id].node, H[id].storage);       \
+        CHECK(same_view(&now_, &(before)));                        \
+    } while (0)
+
+static size_t ready_entries(raftlet_ready *rd) {
+    size_t n = 0;
+    H_OK(raftlet_ready_entry_count(rd, &n));
+    return n;
+}
+
+static size_t ready_committed(raftlet_ready *rd) {
+    size_t n = 0;
+    H_OK(raftlet_ready_committed_entry_count(rd, &n));
+    return n;
+}
+
+/* A correct Ready loop still works: a proposal commits and is applied. */
+static void check_still_works(uint64_t id, const char *data) {
+    size_t applied = H[id].applied_normal;
+    uint64_t term = status_of(id).term;
+    EXPECT_OK(raftlet_node_propose(H[id].node, B(data), strlen(data)));
+    settle();
+    CHECK(H[id].applied_normal == applied + 1);
+    CHECK(H[id].last_len == strlen(data) && memcmp(H[id].last_data, data, H[id].last_len) == 0);
+    raftlet_status s = status_of(id);
+    CHECK(s.term == term && s.role == 2 && s.applied == s.commit);
+}
+
+/* Readies persisted or advanced out of order, advanced before being
+ * persisted, twice, or on the wrong node: each refused, nothing moved. */
+static void test_ready_order_mistakes(void) {
+    reset_cluster();
+    const uint64_t voters[] = {1};
+    start_node(1, voters, 1, NULL, 0);
+    raftlet_node *n = H[1].node;
+    raftlet_storage *s = H[1].storage;
+    EXPECT_OK(raftlet_node_campaign(n));
+    settle();
+    CHECK(status_of(1).role == 2);
+
+    /* Two readies in flight, one entry each, nothing committed yet. */
+    EXPECT_OK(raftlet_node_propose(n, B("a"), 1));
+    raftlet_ready *rd1 = NULL, *rd2 = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd1));
+    EXPECT_OK(raftlet_node_propose(n, B("b"), 1));
+    EXPECT_OK(raftlet_node_ready(n, &rd2));
+    CHECK(ready_entries(rd1) == 1 && ready_entries(rd2) == 1);
+    CHECK(ready_committed(rd1) == 0 && ready_committed(rd2) == 0);
+    node_view v0 = view_of(n, s);
+
+    /* Ready 2 before ready 1: its entry would leave a gap. */
+    EXPECT_RC(raftlet_storage_append_ready(s, rd2), RAFTLET_ERR_UNAVAILABLE);
+    CHECK_UNMOVED(1, v0);
+    /* Advancing what is not persisted would make the node read back
+     * entries that are not there. */
+    EXPECT_RC(raftlet_node_advance(n, rd2), RAFTLET_ERR_READY_NOT_PERSISTED);
+    EXPECT_RC(raftlet_node_advance_append(n, rd2), RAFTLET_ERR_READY_NOT_PERSISTED);
+    EXPECT_RC(raftlet_node_advance(n, rd1), RAFTLET_ERR_READY_NOT_PERSISTED);
+    CHECK(strstr(raftlet_last_error_message(), "storage") != NULL);
+    CHECK_UNMOVED(1, v0);
+
+    /* In order: fine. */
+    EXPECT_OK(raftlet_storage_append_ready(s, rd1));
+    EXPECT_OK(raftlet_storage_append_ready(s, rd2));
+    node_view v1 = view_of(n, s);
+    CHECK(v1.last == v0.last + 2 && v1.st.commit == v0.st.commit);
+    /* Persisting ready 1 again would replace ready 2's entry under the
+     * node; ready 2 again is refused too. */
+    EXPECT_RC(raftlet_storage_append_ready(s, rd1), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "order") != NULL);
+    EXPECT_RC(raftlet_storage_append_ready(s, rd2), RAFTLET_ERR_READY_STALE);
+    CHECK_UNMOVED(1, v1);
+
+    /* Advance 2 then 1: ready 1 is covered by ready 2. */
+    EXPECT_OK(raftlet_node_advance_append(n, rd2));
+    node_view v2 = view_of(n, s);
+    CHECK(v2.st.commit == v1.last); /* its own acknowledgement counted */
+    EXPECT_RC(raftlet_node_advance(n, rd1), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_node_advance_append(n, rd1), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_storage_append_ready(s, rd1), RAFTLET_ERR_READY_STALE);
+    /* Twice: refused, with every accessor of the advanced ready. */
+    EXPECT_RC(raftlet_node_advance(n, rd2), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_node_advance_append(n, rd2), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_storage_append_ready(s, rd2), RAFTLET_ERR_READY_STALE);
+    ready_stale(rd2);
+    CHECK_UNMOVED(1, v2);
+    /* A covered ready stays readable. */
+    raftlet_entry_view ev;
+    EXPECT_OK(raftlet_ready_entry(rd1, 0, &ev));
+    CHECK_BYTES(ev.data, "a");
+    raftlet_ready_free(rd1);
+    raftlet_ready_free(rd2);
+    settle(); /* applies a and b */
+    CHECK(H[1].applied_normal == 2);
+    check_still_works(1, "after-order");
+
+    /* A ready of a node freed before another was created (possibly at the
+     * same address): refused by the new node and by any other. */
+    raftlet_config *cfg = NULL;
+    raftlet_storage *gone_st = NULL;
+    raftlet_node *gone = NULL;
+    H_OK(raftlet_config_new(1, &cfg));
+    H_OK(raftlet_storage_new_memory(&gone_st));
+    H_OK(raftlet_storage_set_conf_state(gone_st, voters, 1, NULL, 0));
+    H_OK(raftlet_node_new(cfg, gone_st, &gone));
+    H_OK(raftlet_node_campaign(gone));
+    raftlet_ready *orphan = NULL;
+    EXPECT_OK(raftlet_node_ready(gone, &orphan));
+    raftlet_node_free(gone);
+    raftlet_node *fresh = NULL;
+    H_OK(raftlet_node_new(cfg, gone_st, &fresh));
+    raftlet_node *same_address = fresh == gone ? fresh : NULL;
+    node_view vf = view_of(fresh, gone_st);
+    EXPECT_RC(raftlet_node_advance(fresh, orphan), RAFTLET_ERR_READY_FOREIGN);
+    EXPECT_RC(raftlet_node_advance_append(fresh, orphan), RAFTLET_ERR_READY_FOREIGN);
+    CHECK(strstr(raftlet_last_error_message(), "another node") != NULL);
+    node_view vf2 = view_of(fresh, gone_st);
+    CHECK(same_view(&vf, &vf2));
+    node_view v3 = view_of(n, s);
+    EXPECT_RC(raftlet_node_advance(n, orphan), RAFTLET_ERR_READY_FOREIGN);
+    CHECK_UNMOVED(1, v3);
+    /* It outlives its node, readable. */
+    bool has_ss = false;
+    raftlet_soft_state ss;
+    EXPECT_OK(raftlet_ready_soft_state(orphan, &has_ss, &ss));
+    CHECK(has_ss);
+    raftlet_ready_free(orphan);
+    if (same_address) {
+        printf("#   (the new node reused the freed node's address)\n");
+    }
+    raftlet_node_free(fresh);
+    raftlet_storage_free(gone_st);
+
+    /* A storage restarted under a new node refuses the old node's ready. */
+    raftlet_storage *rs = NULL;
+    raftlet_node *old_node = NULL, *new_node = NULL;
+    H_OK(raftlet_storage_new_memory(&rs));
+    H_OK(raftlet_storage_set_conf_state(rs, voters, 1, NULL, 0));
+    H_OK(raftlet_node_new(cfg, rs, &old_node));
+    H_OK(raftlet_node_campaign(old_node));
+    raftlet_ready *old_rd = NULL;
+    EXPECT_OK(raftlet_node_ready(old_node, &old_rd));
+    H_OK(raftlet_node_new(cfg, rs, &new_node));
+    H_OK(raftlet_node_campaign(new_node));
+    for (int i = 0; i < 10; i++) { /* the new node leads */
+        bool has = false;
+        H_OK(raftlet_node_has_ready(new_node, &has));
+        if (!has) {
+            break;
+        }
+        raftlet_ready *r = NULL;
+        H_OK(raftlet_node_ready(new_node, &r));
+        H_OK(raftlet_storage_append_ready(rs, r));
+        H_OK(raftlet_node_advance(new_node, r));
+        raftlet_ready_free(r);
+    }
+    node_view vn = view_of(new_node, rs);
+    CHECK(vn.st.role == 2);
+    EXPECT_RC(raftlet_storage_append_ready(rs, old_rd), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "older") != NULL);
+    node_view vn2 = view_of(new_node, rs);
+    CHECK(same_view(&vn, &vn2));
+    raftlet_ready_free(old_rd);
+    raftlet_node_free(old_node);
+    raftlet_node_free(new_node);
+    raftlet_storage_free(rs);
+    raftlet_config_free(cfg);
+    check_still_works(1, "after-restart");
+    reset_cluster();
+}
+
+/* A follower's snapshot advanced before it is persisted. */
+static void test_snapshot_not_persisted(void) {
+    reset_cluster();
+    const uint64_t voters[] = {1, 2};
+    start_node(1, voters, 2, NULL, 0);
+    raftlet_node *n = H[1].node;
+    raftlet_storage *s = H[1].storage;
+    pbuf snap = enc_snapshot(10, 2, voters, 2, "s");
+    pbuf m = enc_msg(7 /* MsgSnap */, 1, 2, 2);
+    pb_bytes(&m, 9, snap.b, snap.n);
+    EXPECT_OK(raftlet_node_step(n, m.b, m.n));
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    bool has = false;
+    raftlet_snapshot_view sv;
+    EXPECT_OK(raftlet_ready_snapshot(rd, &has, &sv));
+    CHECK(has && sv.index == 10 && sv.term == 2);
+    node_view v0 = view_of(n, s);
+    EXPECT_RC(raftlet_node_advance(n, rd), RAFTLET_ERR_READY_NOT_PERSISTED);
+    CHECK(strstr(raftlet_last_error_message(), "snapshot") != NULL);
+    EXPECT_RC(raftlet_node_advance_append(n, rd), RAFTLET_ERR_READY_NOT_PERSISTED);
+    CHECK_UNMOVED(1, v0);
+    /* Persisted, it advances, and the node follows leader 2. */
+    EXPECT_OK(raftlet_storage_append_ready(s, rd));
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    raftlet_ready_free(rd);
+    raftlet_status st = status_of(1);
+    CHECK(st.term == 2 && st.commit == 10 && st.lead == 2);
+    uint64_t first = 0, last = 0;
+    EXPECT_OK(raftlet_storage_bounds(s, &first, &last));
+    CHECK(first == 11 && last == 10);
+    pbuf hb = enc_msg(8 /* MsgHeartbeat */, 1, 2, 2);
+    pb_u64(&hb, 8, 10);
+    EXPECT_OK(raftlet_node_step(n, hb.b, hb.n));
+    rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    size_t nm = 0;
+    EXPECT_OK(raftlet_ready_message_count(rd, &nm));
+    raftlet_message_view mv;
+    CHECK(nm == 1 && raftlet_ready_message(rd, 0, &mv) == RAFTLET_OK && mv.msg_type == 9 &&
+          mv.to == 2);
+    EXPECT_OK(raftlet_storage_append_ready(s, rd));
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    raftlet_ready_free(rd);
+    reset_cluster();
+}
+
 int main(void) {
     RUN(test_last_error_message); /* first: no failure yet on this thread */
     RUN(test_version_and_result_str);
@@ -1884,6 +2137,8 @@ int main(void) {
     RUN(test_conf_changes);
     RUN(test_bootstrap);
     RUN(test_three_nodes);
+    RUN(test_ready_order_mistakes);
+    RUN(test_snapshot_not_persisted);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }
