@@ -13,11 +13,13 @@ __all__ = [
     "ConfChangeRefusedError",
     "ConfigError",
     "DecodeError",
+    "ForeignReadyError",
     "InvalidStateError",
     "NoLeaderError",
     "PromotionNotReadyError",
     "ProposalDroppedError",
     "RaftError",
+    "ReadyNotPersistedError",
     "ReadyStaleError",
     "SnapshotOutOfDateError",
     "SnapshotTemporarilyUnavailableError",
@@ -122,7 +124,20 @@ class NoLeaderError(RaftError):
 
 
 class ReadyStaleError(RaftError):
-    """The ``Ready`` was already advanced."""
+    """The ``Ready`` was already advanced, or a later ``Ready`` of its node
+    was (Readies are advanced in the order they were taken). Nothing was
+    acknowledged."""
+
+
+class ForeignReadyError(RaftError, ValueError):
+    """The ``Ready`` was handed out by another ``RawNode``. Nothing was
+    acknowledged."""
+
+
+class ReadyNotPersistedError(RaftError):
+    """The ``Ready`` cannot be advanced: the storage lacks its entries or
+    snapshot (or those of an earlier ``Ready`` it would cover). Persist
+    them first; nothing was acknowledged."""
 
 
 class InvalidStateError(RaftError):
