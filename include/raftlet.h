@@ -80,6 +80,10 @@ enum raftlet_result
   RAFTLET_ERR_NO_LEADER = 15,
   // The operation does not fit the node's state.
   RAFTLET_ERR_INVALID_STATE = 16,
+  // A message from the network was refused before it reached the node:
+  // an unknown message type, a term or index above 2^63 - 1, or a peer
+  // message from an id that cannot be a member.
+  RAFTLET_ERR_INVALID_MESSAGE = 17,
   // A required pointer argument was NULL.
   RAFTLET_ERR_NULL_ARG = 100,
   // An argument was out of range or malformed.
@@ -425,9 +429,13 @@ raftlet_result raftlet_conf_change_decode(const uint8_t *data,
                                           size_t data_len,
                                           struct raftlet_conf_change_single *change_out);
 
-// Decodes the routing fields of a raftpb-encoded message (validating the
-// whole message). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
-// RAFTLET_ERR_DECODE.
+// Decodes the routing fields of a raftpb-encoded message, validating the
+// whole message as raftlet_node_step would before stepping it: a
+// transport may call this to drop a bad message before routing it.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed
+// bytes) or RAFTLET_ERR_INVALID_MESSAGE (an unknown message type, a term
+// or index above 2^63 - 1, or a peer message from an id that cannot be a
+// member). `*header_out` is written only on RAFTLET_OK.
 raftlet_result raftlet_message_decode_header(const uint8_t *data,
                                              size_t data_len,
                                              struct raftlet_message_header *header_out);
@@ -461,8 +469,12 @@ void raftlet_node_free(struct raftlet_node *node);
 
 // Initializes a node over an empty storage with its first configuration
 // (`voters` and `learners`, which may be NULL when their count is 0).
-// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
-// (no voters, or the storage is not empty).
+// Everything is checked first: on an error nothing changes (no entry, no
+// hard state, no ready), and a corrected call may follow.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_STATE
+// (no voters, or the storage is not empty) or
+// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+// UINT64_MAX - 1, an id given twice, or a voter that is also a learner).
 raftlet_result raftlet_node_bootstrap(struct raftlet_node *node,
                                       const uint64_t *voters,
                                       size_t voters_len,
@@ -474,7 +486,9 @@ raftlet_result raftlet_node_bootstrap(struct raftlet_node *node,
 raftlet_result raftlet_node_tick(struct raftlet_node *node);
 
 // Makes the node campaign at once.
-// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
+// (the node's term or last index is at the limit 2^63 - 1, so it can
+// never campaign again).
 raftlet_result raftlet_node_campaign(struct raftlet_node *node);
 
 // Proposes `data` (copied) for the log. Returns RAFTLET_OK,
@@ -487,7 +501,10 @@ raftlet_result raftlet_node_propose(struct raftlet_node *node,
 // when `v2` is false, a ConfChangeV2 when true. Returns RAFTLET_OK,
 // RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE, RAFTLET_ERR_PROPOSAL_DROPPED,
 // RAFTLET_ERR_CONF_CHANGE_REFUSED, RAFTLET_ERR_PROMOTION_NOT_READY or
-// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal).
+// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal). A
+// change of an unknown type or transition, or of node 0, UINT64_MAX or
+// UINT64_MAX - 1, is refused with RAFTLET_ERR_CONF_CHANGE_REFUSED on
+// every node.
 raftlet_result raftlet_node_propose_conf_change(struct raftlet_node *node,
                                                 const uint8_t *cc,
                                                 size_t cc_len,
@@ -499,7 +516,9 @@ raftlet_result raftlet_node_propose_conf_change(struct raftlet_node *node,
 // `conf_state_cap` bytes; `*conf_state_len_out` (if not NULL) receives its
 // length either way. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
 // RAFTLET_ERR_DECODE, RAFTLET_ERR_CONF_CHANGE_REFUSED (configuration left
-// unchanged) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
+// unchanged; the change came from a leader that does not validate, such
+// as etcd's: log it and treat the entry as a no-op, as every raftlet node
+// does, and keep going) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
 // applied and the length reported).
 raftlet_result raftlet_node_apply_conf_change(struct raftlet_node *node,
                                               const uint8_t *cc,
@@ -511,8 +530,11 @@ raftlet_result raftlet_node_apply_conf_change(struct raftlet_node *node,
 
 // Feeds a raftpb-encoded message from a peer. Returns RAFTLET_OK,
 // RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed bytes),
-// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the
-// error the message caused (e.g. RAFTLET_ERR_PROPOSAL_DROPPED).
+// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_INVALID_MESSAGE (an unknown
+// message type, a term or index above 2^63 - 1, or a peer message from an
+// id that cannot be a member; the node is left unchanged),
+// RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the error the message caused (e.g.
+// RAFTLET_ERR_PROPOSAL_DROPPED).
 raftlet_result raftlet_node_step(struct raftlet_node *node, const uint8_t *msg, size_t msg_len);
 
 // Requests a linearizable read; the answer arrives as a read state
@@ -756,7 +778,10 @@ void raftlet_storage_free(struct raftlet_storage *storage);
 // Sets the configuration the storage reports at start (voters and
 // learners), as a host does before creating the first node of a new
 // cluster. `voters`/`learners` may be NULL when their count is 0.
-// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+// UINT64_MAX - 1, an id given twice, or a voter that is also a learner;
+// the configuration held is kept).
 raftlet_result raftlet_storage_set_conf_state(struct raftlet_storage *storage,
                                               const uint64_t *voters,
                                               size_t voters_len,
@@ -802,8 +827,9 @@ raftlet_result raftlet_storage_append_ready(struct raftlet_storage *storage,
                                             const struct raftlet_ready *ready);
 
 // Replaces the storage's contents with a raftpb-encoded Snapshot.
-// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
+// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE or RAFTLET_ERR_CONF_CHANGE_REFUSED
+// (its configuration is invalid, as for raftlet_storage_set_conf_state).
 raftlet_result raftlet_storage_apply_snapshot(struct raftlet_storage *storage,
                                               const uint8_t *snapshot,
                                               size_t snapshot_len);
@@ -820,7 +846,9 @@ raftlet_result raftlet_storage_create_snapshot(struct raftlet_storage *storage,
 
 // Sets the configuration recorded with future snapshots (pass the
 // ConfState returned by raftlet_node_apply_conf_change, raftpb-encoded).
-// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+// RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid configuration, as for
+// raftlet_storage_set_conf_state; the configuration held is kept).
 raftlet_result raftlet_storage_set_conf_state_encoded(struct raftlet_storage *storage,
                                                       const uint8_t *conf_state,
                                                       size_t conf_state_len);
@@ -853,8 +881,9 @@ raftlet_result raftlet_storage_append_entries(struct raftlet_storage *storage,
 // to keep the configuration held (etcd `MemoryStorage.CreateSnapshot`
 // with a nil ConfState). Nothing changes on an error.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
-// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED or
-// RAFTLET_ERR_UNAVAILABLE.
+// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED,
+// RAFTLET_ERR_UNAVAILABLE or RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid
+// configuration, as for raftlet_storage_set_conf_state).
 raftlet_result raftlet_storage_create_snapshot_with_conf_state(struct raftlet_storage *storage,
                                                                uint64_t index,
                                                                const uint8_t *conf_state,

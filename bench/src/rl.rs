@@ -32,6 +32,7 @@ impl BenchNode for Raftlet {
             MemoryStorage::new()
         } else {
             MemoryStorage::new_with_conf_state(ConfState::from_voters(voters.to_vec()))
+                .expect("valid bench configuration")
         };
         let mut cfg = Config::new(id);
         cfg.election_tick = opts.election_tick;

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -41,7 +42,8 @@ func TestErrorMatchesItsSentinelOnly(t *testing.T) {
 		ErrUnavailable, ErrSnapOutOfDate, ErrSnapshotTemporarilyUnavailable, ErrStorage,
 		ErrConfigInvalid, ErrDecode, ErrConfChangeRefused, ErrPromotionNotReady,
 		ErrTooManyLearners, ErrTransferRefused, ErrNoLeader, ErrInvalidState,
-		ErrNullArg, ErrInvalidArg, ErrReadyStale, ErrReadyForeign, ErrReadyNotPersisted, ErrPanic,
+		ErrInvalidMessage, ErrNullArg, ErrInvalidArg, ErrReadyStale, ErrReadyForeign, ErrReadyNotPersisted,
+		ErrPanic,
 	}
 	for _, s := range sentinels {
 		if !strings.HasPrefix(s.Code.String(), "RAFTLET_") || s.Code.String() == "RAFTLET_UNKNOWN" {
@@ -285,6 +287,15 @@ func TestStepErrors(t *testing.T) {
 	}
 	if err := rn.Step(raftpb.Message{Type: raftpb.MsgAppResp, From: 9, To: 1, Term: 2}); !errors.Is(err, ErrStepPeerNotFound) {
 		t.Fatalf("unknown peer: %v", err)
+	}
+	if err := rn.Step(raftpb.Message{Type: raftpb.MsgHeartbeat, From: 2, To: 1, Term: math.MaxUint64}); !errors.Is(err, ErrInvalidMessage) {
+		t.Fatalf("term MaxUint64: %v", err)
+	}
+	if err := rn.Step(raftpb.Message{Type: raftpb.MessageType(99), From: 2, To: 1, Term: 2}); !errors.Is(err, ErrInvalidMessage) {
+		t.Fatalf("unknown type: %v", err)
+	}
+	if err := rn.ProposeConfChange(raftpb.ConfChange{Type: raftpb.ConfChangeAddNode, NodeID: math.MaxUint64}); !errors.Is(err, ErrConfChangeRefused) {
+		t.Fatalf("reserved node id: %v", err)
 	}
 	if err := rn.StepBytes([]byte{0x08, 0xff}); !errors.Is(err, ErrDecode) {
 		t.Fatalf("garbage: %v", err)

@@ -211,8 +211,12 @@ pub unsafe extern "C" fn raftlet_node_free(node: *mut raftlet_node) {
 
 /// Initializes a node over an empty storage with its first configuration
 /// (`voters` and `learners`, which may be NULL when their count is 0).
-/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
-/// (no voters, or the storage is not empty).
+/// Everything is checked first: on an error nothing changes (no entry, no
+/// hard state, no ready), and a corrected call may follow.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_STATE
+/// (no voters, or the storage is not empty) or
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+/// UINT64_MAX - 1, an id given twice, or a voter that is also a learner).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_bootstrap(
     node: *mut raftlet_node,
@@ -247,7 +251,9 @@ pub unsafe extern "C" fn raftlet_node_tick(node: *mut raftlet_node) -> raftlet_r
 }
 
 /// Makes the node campaign at once.
-/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
+/// (the node's term or last index is at the limit 2^63 - 1, so it can
+/// never campaign again).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_campaign(node: *mut raftlet_node) -> raftlet_result {
     ffi_boundary!({ with_node(node, |n| code(&n.campaign())) })
@@ -283,7 +289,10 @@ fn decode_cc(buf: &[u8], v2: bool) -> Result<ConfChangeI, raftlet_result> {
 /// when `v2` is false, a ConfChangeV2 when true. Returns RAFTLET_OK,
 /// RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE, RAFTLET_ERR_PROPOSAL_DROPPED,
 /// RAFTLET_ERR_CONF_CHANGE_REFUSED, RAFTLET_ERR_PROMOTION_NOT_READY or
-/// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal).
+/// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal). A
+/// change of an unknown type or transition, or of node 0, UINT64_MAX or
+/// UINT64_MAX - 1, is refused with RAFTLET_ERR_CONF_CHANGE_REFUSED on
+/// every node.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_propose_conf_change(
     node: *mut raftlet_node,
@@ -308,7 +317,9 @@ pub unsafe extern "C" fn raftlet_node_propose_conf_change(
 /// `conf_state_cap` bytes; `*conf_state_len_out` (if not NULL) receives its
 /// length either way. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
 /// RAFTLET_ERR_DECODE, RAFTLET_ERR_CONF_CHANGE_REFUSED (configuration left
-/// unchanged) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
+/// unchanged; the change came from a leader that does not validate, such
+/// as etcd's: log it and treat the entry as a no-op, as every raftlet node
+/// does, and keep going) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
 /// applied and the length reported).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_apply_conf_change(
@@ -355,8 +366,11 @@ pub unsafe extern "C" fn raftlet_node_apply_conf_change(
 
 /// Feeds a raftpb-encoded message from a peer. Returns RAFTLET_OK,
 /// RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed bytes),
-/// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the
-/// error the message caused (e.g. RAFTLET_ERR_PROPOSAL_DROPPED).
+/// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_INVALID_MESSAGE (an unknown
+/// message type, a term or index above 2^63 - 1, or a peer message from an
+/// id that cannot be a member; the node is left unchanged),
+/// RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the error the message caused (e.g.
+/// RAFTLET_ERR_PROPOSAL_DROPPED).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_step(
     node: *mut raftlet_node,

@@ -7,7 +7,7 @@ use raftlet_core::pb::{ConfState, Decode, Encode, Entry, HardState, Message, Sna
 use raftlet_core::MemoryStorage;
 
 use crate::ready::raftlet_ready;
-use crate::result::{fail, from_error, raftlet_result, raftlet_result::*};
+use crate::result::{code, fail, from_error, raftlet_result, raftlet_result::*};
 
 /// An opaque handle to a MemoryStorage. The storage is shared: a node
 /// created over it keeps its own reference, so the handle may be freed
@@ -60,7 +60,10 @@ pub unsafe extern "C" fn raftlet_storage_free(storage: *mut raftlet_storage) {
 /// Sets the configuration the storage reports at start (voters and
 /// learners), as a host does before creating the first node of a new
 /// cluster. `voters`/`learners` may be NULL when their count is 0.
-/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+/// UINT64_MAX - 1, an id given twice, or a voter that is also a learner;
+/// the configuration held is kept).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_set_conf_state(
     storage: *mut raftlet_storage,
@@ -79,12 +82,11 @@ pub unsafe extern "C" fn raftlet_storage_set_conf_state(
             Ok(l) => l,
             Err(code) => return code,
         };
-        st(storage).inner.wl().set_conf_state(ConfState {
+        code(&st(storage).inner.wl().set_conf_state(ConfState {
             voters: v.to_vec(),
             learners: l.to_vec(),
             ..ConfState::default()
-        });
-        RAFTLET_OK
+        }))
     })
 }
 
@@ -226,8 +228,9 @@ pub unsafe extern "C" fn raftlet_storage_append_ready(
 }
 
 /// Replaces the storage's contents with a raftpb-encoded Snapshot.
-/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
+/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE or RAFTLET_ERR_CONF_CHANGE_REFUSED
+/// (its configuration is invalid, as for raftlet_storage_set_conf_state).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_apply_snapshot(
     storage: *mut raftlet_storage,
@@ -273,7 +276,9 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot(
 
 /// Sets the configuration recorded with future snapshots (pass the
 /// ConfState returned by raftlet_node_apply_conf_change, raftpb-encoded).
-/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid configuration, as for
+/// raftlet_storage_set_conf_state; the configuration held is kept).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_set_conf_state_encoded(
     storage: *mut raftlet_storage,
@@ -284,10 +289,7 @@ pub unsafe extern "C" fn raftlet_storage_set_conf_state_encoded(
         check_null!(storage);
         let buf = c_slice!(conf_state, conf_state_len, "conf_state");
         match ConfState::decode(buf) {
-            Ok(cs) => {
-                st(storage).inner.wl().set_conf_state(cs);
-                RAFTLET_OK
-            }
+            Ok(cs) => code(&st(storage).inner.wl().set_conf_state(cs)),
             Err(e) => from_error(&e.into()),
         }
     })
@@ -368,8 +370,9 @@ pub unsafe extern "C" fn raftlet_storage_append_entries(
 /// to keep the configuration held (etcd `MemoryStorage.CreateSnapshot`
 /// with a nil ConfState). Nothing changes on an error.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
-/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED or
-/// RAFTLET_ERR_UNAVAILABLE.
+/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED,
+/// RAFTLET_ERR_UNAVAILABLE or RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid
+/// configuration, as for raftlet_storage_set_conf_state).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_create_snapshot_with_conf_state(
     storage: *mut raftlet_storage,

@@ -71,7 +71,7 @@ impl Cluster {
                 c.max_inflight_msgs = 1;
             }
             c.max_learners = 2;
-            let storage = MemoryStorage::new_with_conf_state(cs.clone());
+            let storage = MemoryStorage::new_with_conf_state(cs.clone()).ok()?;
             let rn = RawNode::new(&c, storage.clone()).ok()?;
             nodes.push(Node {
                 rn,
@@ -128,7 +128,11 @@ impl Cluster {
             ) {
                 if let Ok(cc) = ConfChangeI::from_entry(e) {
                     if let Ok(cs) = n.rn.apply_conf_change(&cc) {
-                        n.storage.wl().set_conf_state(cs);
+                        // An applied configuration is always valid.
+                        n.storage
+                            .wl()
+                            .set_conf_state(cs)
+                            .expect("applied configuration refused by the storage");
                     }
                 }
             }

@@ -134,7 +134,7 @@ mod tests {
             Level::Info,
         );
         assert!(enabled(Level::Warn) && !enabled(Level::Debug));
-        let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![ID]));
+        let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![ID])).unwrap();
         let mut n = RawNode::new(&Config::new(ID), storage.clone()).unwrap();
         n.campaign().unwrap();
         // Each vote (pre-vote, then vote) counts once it is durable.

@@ -18,6 +18,7 @@ use crate::raft::{Raft, ReadState, SoftState, StateRole, INVALID_ID};
 use crate::status::{BasicStatus, Status};
 use crate::storage::Storage;
 use crate::types::EntryId;
+use crate::validate::{self, MAX_TERM_OR_INDEX};
 
 /// The outcome of sending a snapshot, reported by the host with
 /// [`RawNode::report_snapshot`].
@@ -35,8 +36,10 @@ pub enum SnapshotStatus {
 ///
 /// The order matters: persist `snapshot`, `entries` and `hard_state`
 /// (fsync when `must_sync`); send `messages` at any time and
-/// `persisted_messages` only once the write is durable; apply
-/// `committed_entries` in order; then call [`RawNode::advance`].
+/// `persisted_messages` only once the write of this Ready and of every
+/// earlier one is durable; apply `committed_entries` in order; then call
+/// [`RawNode::advance`]. The crate documentation states the whole contract
+/// (what may be sent early, several Readies in flight, torn writes).
 #[derive(Debug, Default)]
 pub struct Ready {
     number: u64,
@@ -56,10 +59,15 @@ pub struct Ready {
     /// Entries to apply to the state machine, in order. Conf-change entries
     /// must be passed to [`RawNode::apply_conf_change`].
     pub committed_entries: Vec<Entry>,
-    /// Messages that may be sent at once (appends, heartbeats, votes requests).
+    /// Messages that may be sent at once, before or while this Ready is
+    /// persisted: those whose safety needs nothing not yet durable (a
+    /// leader's appends and heartbeats in a durable term, heartbeat
+    /// responses, pre-vote requests, forwarded proposals and reads).
     pub messages: Vec<Message>,
-    /// Messages to send only after `entries`, `hard_state` and `snapshot`
-    /// are durable (append and vote responses).
+    /// Messages to send only once the writes of this Ready and of every
+    /// earlier one are durable: vote requests, vote and append responses,
+    /// and every message sent while the node's term or vote was not yet
+    /// durable.
     pub persisted_messages: Vec<Message>,
     /// Whether the write of this Ready must be synced to disk: true when it
     /// holds entries or changes the term or vote.
@@ -113,6 +121,9 @@ struct ReadyRecord {
     number: u64,
     /// The node's term when the Ready was handed out.
     term: u64,
+    /// The node's vote when the Ready was handed out: with `term`, what is
+    /// durable once this Ready is.
+    vote: u64,
     /// The last entry of the log when the Ready was handed out, if the
     /// unstable log held entries: once this Ready (and every earlier one) is
     /// durable, the log is stable up to there, unless the term changed
@@ -133,6 +144,12 @@ pub struct RawNode<S: Storage> {
     raft: Raft<S>,
     prev_soft_state: SoftState,
     prev_hard_state: HardState,
+    /// The term and vote known durable: those of the newest Ready the host
+    /// reported persisted (or of the storage the node started from).
+    /// Messages sent while the node's term or vote differ from these wait
+    /// for the write (they go to `persisted_messages`).
+    durable_term: u64,
+    durable_vote: u64,
     last_number: u64,
     /// Readies handed out and not yet advanced past persistence, oldest first.
     records: SmallQueue<ReadyRecord>,
@@ -158,6 +175,8 @@ impl<S: Storage> RawNode<S> {
         let prev_soft_state = raft.soft_state();
         let prev_hard_state = raft.hard_state();
         Ok(RawNode {
+            durable_term: raft.term,
+            durable_vote: raft.vote,
             raft,
             prev_soft_state,
             prev_hard_state,
@@ -174,8 +193,15 @@ impl<S: Storage> RawNode<S> {
     /// entries appear in the next Ready (to persist and apply) like any
     /// other (etcd `RawNode.Bootstrap`).
     ///
+    /// Everything is checked first: a refused bootstrap leaves the node and
+    /// its storage untouched (no entry, no hard state, no Ready), so the
+    /// host may retry with corrected arguments.
+    ///
     /// # Errors
-    /// [`Error::InvalidState`] when there are no voters or the storage is not empty.
+    /// [`Error::InvalidState`] when there are no voters or the storage is
+    /// not empty; [`Error::ConfChangeRefused`] when an id is not a member
+    /// id (0, `u64::MAX`, `u64::MAX - 1`), appears twice, or is both a
+    /// voter and a learner.
     pub fn bootstrap(&mut self, voters: &[u64], learners: &[u64]) -> Result<()> {
         if voters.is_empty() {
             return Err(Error::InvalidState(
@@ -187,9 +213,16 @@ impl<S: Storage> RawNode<S> {
                 "can't bootstrap a nonempty Storage".into(),
             ));
         }
+        validate::check_conf_state(&ConfState {
+            voters: voters.to_vec(),
+            learners: learners.to_vec(),
+            ..ConfState::default()
+        })?;
         // The hard state is reported in the next Ready even if it equals the
         // empty one, so hosts persist the initial term.
         self.prev_hard_state = HardState::default();
+        self.durable_term = 0;
+        self.durable_vote = INVALID_ID;
         self.raft.become_follower(1, INVALID_ID);
         let mut ents = Vec::with_capacity(voters.len() + learners.len());
         let changes = voters
@@ -236,8 +269,21 @@ impl<S: Storage> RawNode<S> {
     /// Makes this node campaign at once (it becomes a (pre-)candidate).
     ///
     /// # Errors
-    /// Never fails today; kept fallible to match etcd's signature.
+    /// [`Error::InvalidState`] when the node's term or last index has
+    /// reached [`crate::MAX_TERM_OR_INDEX`]: a campaign would take the term
+    /// (or the new leader's first entry) past it, so the node never
+    /// campaigns again (no honest cluster gets there; see
+    /// [`crate::validate`]).
     pub fn campaign(&mut self) -> Result<()> {
+        if self.raft.term >= MAX_TERM_OR_INDEX
+            || self.raft.raft_log.last_index() >= MAX_TERM_OR_INDEX
+        {
+            return Err(Error::InvalidState(format!(
+                "term {} or last index {} is at the limit {MAX_TERM_OR_INDEX}; cannot campaign",
+                self.raft.term,
+                self.raft.raft_log.last_index()
+            )));
+        }
         self.raft
             .step(Message::new(MessageType::MsgHup, INVALID_ID, INVALID_ID))
     }
@@ -284,9 +330,15 @@ impl<S: Storage> RawNode<S> {
     /// # Errors
     /// As [`RawNode::propose`], plus [`Error::ConfChangeRefused`],
     /// [`Error::PromotionNotReady`] and [`Error::TooManyLearners`] when the
-    /// leader refuses the change; nothing is appended then.
+    /// leader refuses the change; nothing is appended then. A change of an
+    /// unknown type or transition, or naming a node id that is not a member
+    /// id (0, `u64::MAX`, `u64::MAX - 1`), is refused with
+    /// [`Error::ConfChangeRefused`] on every node, before it is forwarded
+    /// (see [`crate::validate::check_conf_change`]).
     pub fn propose_conf_change(&mut self, cc: impl Into<ConfChangeI>) -> Result<()> {
-        let (t, data) = cc.into().to_entry_parts();
+        let cc = cc.into();
+        validate::check_conf_change(&cc)?;
+        let (t, data) = cc.to_entry_parts();
         let mut m = Message::new(MessageType::MsgProp, self.raft.id, INVALID_ID);
         m.entries.push(Entry {
             entry_type: t,
@@ -299,9 +351,23 @@ impl<S: Storage> RawNode<S> {
     /// Applies a committed configuration change and returns the new
     /// configuration, which the host should persist with its snapshot.
     ///
+    /// A raftlet leader only appends changes that pass
+    /// [`crate::validate::check_conf_change`], but an etcd leader appends
+    /// whatever it is given, so a committed change may still be one no
+    /// node can apply: of an unknown type or transition, naming `u64::MAX`
+    /// or `u64::MAX - 1`, or not fitting the configuration (removing the
+    /// last voter, changing two voters without joint consensus, ...). Such
+    /// a change returns an error and leaves the configuration as it was;
+    /// the node keeps working (it applies later entries, campaigns and
+    /// votes as before). etcd hosts panic there; a raftlet host should log
+    /// the error and treat the entry as a no-op, which every raftlet node
+    /// does identically, since they all hold the same configuration when
+    /// they apply it. (A change of node 0 is skipped, not refused: etcd
+    /// hosts zero the id of a change they decided not to apply.)
+    ///
     /// # Errors
-    /// [`Error::ConfChangeRefused`] when the change is not valid for the
-    /// current configuration (the configuration is left unchanged).
+    /// [`Error::ConfChangeRefused`] when the change cannot be applied (the
+    /// configuration is left unchanged).
     pub fn apply_conf_change(&mut self, cc: &ConfChangeI) -> Result<ConfState> {
         self.raft.apply_conf_change(&cc.as_v2())
     }
@@ -314,9 +380,14 @@ impl<S: Storage> RawNode<S> {
     /// and [`Error::TransferRefused`] are for the local callers of
     /// [`RawNode::read_index`] and [`RawNode::transfer_leader`].
     ///
+    /// Every refusal happens before anything in the node changes.
+    ///
     /// # Errors
     /// [`Error::StepLocalMsg`] for local-only message types, and for peer
     /// messages that claim to come from this node itself or carry no term,
+    /// [`Error::InvalidMessage`] for a message of an unknown type, with a
+    /// term or index above [`crate::MAX_TERM_OR_INDEX`], or otherwise
+    /// malformed (see [`crate::validate::check_message`]),
     /// [`Error::StepPeerNotFound`] for responses from unknown peers, and
     /// [`Error::ProposalDropped`] for a forwarded proposal that is dropped.
     pub fn step(&mut self, m: Message) -> Result<()> {
@@ -329,6 +400,7 @@ impl<S: Storage> RawNode<S> {
         if sent_by_peer(m.msg_type) && (m.from == self.raft.id || m.term == 0) {
             return Err(Error::StepLocalMsg);
         }
+        validate::check_message(&m)?;
         if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {
             return Err(Error::StepPeerNotFound);
         }
@@ -438,8 +510,29 @@ impl<S: Storage> RawNode<S> {
             || hs.term != self.prev_hard_state.term;
         // Message vectors are not recycled: hosts usually move them out to
         // send, and an idle group should not pin their capacity.
-        let messages = std::mem::take(&mut r.msgs);
+        let mut messages = std::mem::take(&mut r.msgs);
         let mut persisted_messages = Vec::new();
+        if r.term != self.durable_term || r.vote != self.durable_vote {
+            // Our term or vote is not durable yet: a crash could take us
+            // back to an older term, whose incarnation could then act
+            // differently in the terms these messages speak for (lead the
+            // same term again with another log). Only messages that need
+            // nothing durable leave before the write: pre-vote requests
+            // (they change no durable state anywhere), forwarded proposals
+            // and reads (they carry no term and claim nothing), and
+            // heartbeat responses (they tell a leader that a quorum heard
+            // it in its term, which stays true if we later forget the term:
+            // we never voted in it durably, and its leader won it with a
+            // quorum of durable votes).
+            let (early, late): (Vec<Message>, Vec<Message>) = messages.into_iter().partition(|m| {
+                matches!(
+                    m.msg_type,
+                    MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
+                ) || m.term == 0
+            });
+            messages = early;
+            persisted_messages = late;
+        }
         let mut steps = self.spare_messages.pop().unwrap_or_default();
         // A leader keeps the vector's capacity for its next append (its
         // own acknowledgements pass through it on every proposal); a
@@ -479,9 +572,16 @@ impl<S: Storage> RawNode<S> {
             // uncommitted budget.
             r.reduce_uncommitted_size(payloads_size(&committed_entries));
         }
+        #[cfg(feature = "bug-injection")]
+        if r.bugs.self_ack_early {
+            for m in steps.drain(..) {
+                let _ = r.step(m);
+            }
+        }
         self.records.push_back(ReadyRecord {
             number,
             term: r.term,
+            vote: r.vote,
             stable,
             snapshot_index: snapshot.as_ref().map(|s| s.metadata.index),
             steps,
@@ -553,6 +653,8 @@ impl<S: Storage> RawNode<S> {
                 break;
             }
             let mut rec = self.records.pop_front().expect("front exists");
+            self.durable_term = rec.term;
+            self.durable_vote = rec.vote;
             // Our own append acknowledgement and vote count now that they
             // are durable.
             for m in rec.steps.drain(..) {

@@ -196,13 +196,13 @@ fn config_raw_node_new_invalid() {
     let mut c = valid();
     c.heartbeat_tick = 0;
     let want = c.validate().expect_err("invalid");
-    let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1]));
+    let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1])).unwrap();
     match RawNode::new(&c, s) {
         Err(e) => assert_eq!(e, want),
         Ok(_) => panic!("RawNode::new accepted heartbeat_tick 0"),
     }
     c.heartbeat_tick = 1;
-    let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1]));
+    let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1])).unwrap();
     assert!(RawNode::new(&c, s).is_ok());
 }
 

@@ -64,6 +64,7 @@ static READY_STALE: ExcClass = ExcClass::new("ReadyStaleError");
 static FOREIGN_READY: ExcClass = ExcClass::new("ForeignReadyError");
 static READY_NOT_PERSISTED: ExcClass = ExcClass::new("ReadyNotPersistedError");
 static INVALID_STATE: ExcClass = ExcClass::new("InvalidStateError");
+static INVALID_MESSAGE: ExcClass = ExcClass::new("InvalidMessageError");
 
 /// The Python exception for a core error; the message is the core's
 /// (etcd's wording).
@@ -107,6 +108,7 @@ pub fn raft_err(e: Error) -> PyErr {
         Error::TransferRefused(_) => TRANSFER_REFUSED.err(msg),
         Error::NoLeader => NO_LEADER.err(msg),
         Error::InvalidState(_) => INVALID_STATE.err(msg),
+        Error::InvalidMessage(_) => INVALID_MESSAGE.err(msg),
         // `raftlet::Error` may grow variants; they are still RaftErrors.
         #[allow(unreachable_patterns, reason = "future core variants")]
         _ => RAFT_ERROR.err(msg),

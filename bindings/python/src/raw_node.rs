@@ -261,8 +261,11 @@ impl PyRawNode {
     /// committed conf-change entry per voter and learner, which the next
     /// Ready hands out to persist and apply.
     ///
-    /// Raises ``InvalidStateError`` when there are no voters or the storage
-    /// is not empty.
+    /// Everything is checked first: a refused bootstrap changes nothing, so
+    /// a corrected call may follow. Raises ``InvalidStateError`` when there
+    /// are no voters or the storage is not empty, and
+    /// ``ConfChangeRefusedError`` when an id is 0, 2**64 - 1 or 2**64 - 2,
+    /// appears twice, or is both a voter and a learner.
     #[pyo3(signature = (voters, learners = Ids::default()))]
     #[pyo3(text_signature = "($self, voters, learners=())")]
     fn bootstrap(&self, py: Python<'_>, voters: Ids, learners: Ids) -> PyResult<()> {
@@ -275,6 +278,9 @@ impl PyRawNode {
     }
 
     /// Makes this node campaign at once (pre-vote first when enabled).
+    ///
+    /// Raises ``InvalidStateError`` when the node's term or last index is
+    /// at the limit 2**63 - 1 (it can never campaign again).
     fn campaign(&self, py: Python<'_>) -> PyResult<()> {
         self.with(py, |n| n.campaign())?.py()
     }
@@ -314,7 +320,9 @@ impl PyRawNode {
     /// Raises ``ProposalDroppedError`` as ``propose`` does, and, when the
     /// leader refuses the change, ``ConfChangeRefusedError``,
     /// ``PromotionNotReadyError`` (a learner that lags) or
-    /// ``TooManyLearnersError``.
+    /// ``TooManyLearnersError``. A change of an unknown type or transition,
+    /// or of node 0, 2**64 - 1 or 2**64 - 2, is refused with
+    /// ``ConfChangeRefusedError`` on every node.
     fn propose_conf_change(&self, py: Python<'_>, cc: &Bound<'_, PyAny>) -> PyResult<()> {
         let cc = conf_change_arg(cc)?;
         self.with(py, |n| n.propose_conf_change(cc))?.py()
@@ -324,7 +332,10 @@ impl PyRawNode {
     /// see ``Entry.conf_change()``) and returns the new configuration.
     ///
     /// Raises ``ConfChangeRefusedError`` when the change is not valid for
-    /// the current configuration.
+    /// the current configuration; the configuration is left unchanged and
+    /// the node keeps working. A raftlet leader never commits such a
+    /// change, but an etcd leader may: log it and treat the entry as a
+    /// no-op, as every raftlet node does.
     fn apply_conf_change(&self, py: Python<'_>, cc: &Bound<'_, PyAny>) -> PyResult<PyConfState> {
         let cc = conf_change_arg(cc)?;
         let cs = self.with(py, |n| n.apply_conf_change(&cc))?.py()?;
@@ -333,8 +344,11 @@ impl PyRawNode {
 
     /// Processes a message received from a peer (the GIL is released).
     ///
-    /// Raises ``StepLocalMessageError`` for local-only message types and
-    /// ``StepPeerNotFoundError`` for responses from unknown peers.
+    /// Raises ``StepLocalMessageError`` for local-only message types,
+    /// ``InvalidMessageError`` for a message of an unknown type, with a
+    /// term or index above 2**63 - 1, or from an id that cannot be a member
+    /// (nothing in the node changes), and ``StepPeerNotFoundError`` for
+    /// responses from unknown peers.
     fn step(&self, py: Python<'_>, message: PyRef<'_, PyMessage>) -> PyResult<()> {
         let m: Message = message.inner.clone();
         drop(message);

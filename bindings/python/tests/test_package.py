@@ -24,7 +24,7 @@ EXPECTED = {
     "SnapshotTemporarilyUnavailableError", "ConfigError", "DecodeError",
     "ConfChangeRefusedError", "PromotionNotReadyError", "TooManyLearnersError",
     "TransferRefusedError", "NoLeaderError", "ReadyStaleError", "InvalidStateError",
-    "ForeignReadyError", "ReadyNotPersistedError",
+    "ForeignReadyError", "ReadyNotPersistedError", "InvalidMessageError",
     "__version__",
 }
 

@@ -16,6 +16,7 @@ from raftlet import (
     Entry,
     EntryType,
     HardState,
+    InvalidMessageError,
     InvalidStateError,
     MemoryStorage,
     Message,
@@ -198,6 +199,33 @@ def test_step_response_from_unknown_peer_raises() -> None:
     node, _ = leader()
     with pytest.raises(StepPeerNotFoundError, match="peer not found"):
         node.step(Message(msg_type=MessageType.MSG_APP_RESP, from_=99, to=1, term=node.term))
+
+
+def test_step_refuses_hostile_values() -> None:
+    node, _ = leader()
+    term, commit = node.term, node.commit
+    for t in (2**64 - 1, 2**63):
+        hb = Message(msg_type=MessageType.MSG_HEARTBEAT, from_=2, to=1, term=t)
+        with pytest.raises(InvalidMessageError, match="term"):
+            node.step(hb)
+    ack = Message(msg_type=MessageType.MSG_APP_RESP, from_=2, to=1, term=term, index=2**64 - 1)
+    with pytest.raises(InvalidMessageError, match="index"):
+        node.step(ack)
+    assert isinstance(InvalidMessageError("x"), ValueError)
+    assert (node.term, node.commit) == (term, commit) and not node.has_ready()
+
+
+def test_bad_configurations_and_conf_changes_are_refused() -> None:
+    with pytest.raises(ConfChangeRefusedError):
+        MemoryStorage(ConfState(voters=[1, 0]))
+    storage = MemoryStorage(ConfState(voters=[1]))
+    with pytest.raises(ConfChangeRefusedError, match="learner"):
+        storage.set_conf_state(ConfState(voters=[1], learners=[1]))
+    assert storage.conf_state() == ConfState(voters=[1])
+    node, _ = leader()
+    with pytest.raises(ConfChangeRefusedError):
+        node.propose_conf_change(ConfChange(change_type=ConfChangeType.ADD_NODE, node_id=2**64 - 1))
+    assert not node.has_ready()
 
 
 def test_step_wrong_type() -> None:

@@ -265,7 +265,9 @@ impl Cluster {
             let storage = MemoryStorage::new();
             let cs = ConfState::from_voters(voters.clone());
             if index == 0 {
-                storage.initialize_with_conf_state(cs.clone());
+                storage
+                    .initialize_with_conf_state(cs.clone())
+                    .expect("valid configuration");
             } else {
                 storage
                     .wl()
@@ -733,7 +735,10 @@ impl Cluster {
                         .unwrap_or_else(|err| panic!("node {id}: bad conf change entry: {err}"));
                     match n.rn.apply_conf_change(&cc) {
                         Ok(cs) => {
-                            n.storage.wl().set_conf_state(cs.clone());
+                            n.storage
+                                .wl()
+                                .set_conf_state(cs.clone())
+                                .expect("an applied configuration is valid");
                             notes.push(format!(
                                 "s{id} applied conf change at {}: {}",
                                 e.index,
@@ -1285,7 +1290,9 @@ impl Cluster {
     pub fn add_node_with_conf_state(&mut self, id: u64, cs: ConfState) {
         assert!(!self.nodes.contains_key(&id), "node {id} already exists");
         let storage = MemoryStorage::new();
-        storage.initialize_with_conf_state(cs.clone());
+        storage
+            .initialize_with_conf_state(cs.clone())
+            .expect("valid configuration");
         self.note(format!(
             "node {id} added (empty log) with voters {:?} learners {:?}",
             cs.voters, cs.learners

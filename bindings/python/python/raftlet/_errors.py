@@ -1,9 +1,10 @@
 """The exceptions of raftlet (DESIGN §5).
 
 Every error the library raises is a ``RaftError``; the messages are the
-core's (etcd's wording). ``ConfigError`` and ``DecodeError`` are also
-``ValueError``s. Wrong argument types raise ``TypeError`` and bad argument
-values ``ValueError``, as everywhere in Python.
+core's (etcd's wording). ``ConfigError``, ``DecodeError`` and
+``InvalidMessageError`` are also ``ValueError``s. Wrong argument types
+raise ``TypeError`` and bad argument values ``ValueError``, as everywhere
+in Python.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ __all__ = [
     "ConfigError",
     "DecodeError",
     "ForeignReadyError",
+    "InvalidMessageError",
     "InvalidStateError",
     "NoLeaderError",
     "PromotionNotReadyError",
@@ -79,6 +81,13 @@ class ConfigError(RaftError, ValueError):
 
 class DecodeError(RaftError, ValueError):
     """Bytes could not be decoded as raftpb."""
+
+
+class InvalidMessageError(RaftError, ValueError):
+    """A message from the network was refused before it was stepped: its
+    type is unknown, a term or index in it is above 2**63 - 1, or a peer
+    message comes from an id that cannot be a member. Nothing in the node
+    changed."""
 
 
 class ConfChangeRefusedError(RaftError):

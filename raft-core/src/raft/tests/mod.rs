@@ -47,11 +47,13 @@ pub(crate) fn new_test_config(id: u64, election: usize, heartbeat: usize) -> Con
 /// etcd's `newTestMemoryStorage(withPeers(..), withLearners(..))`.
 pub(crate) fn new_test_storage(voters: &[u64], learners: &[u64]) -> MemoryStorage {
     let s = MemoryStorage::new();
-    s.wl().set_conf_state(ConfState {
-        voters: voters.to_vec(),
-        learners: learners.to_vec(),
-        ..ConfState::default()
-    });
+    s.wl()
+        .set_conf_state(ConfState {
+            voters: voters.to_vec(),
+            learners: learners.to_vec(),
+            ..ConfState::default()
+        })
+        .expect("valid test configuration");
     s
 }
 
