@@ -2196,6 +2196,222 @@ static void test_snapshot_not_persisted(void) {
     reset_cluster();
 }
 
+/* ------------------------------------------------------------------------ */
+/* Hostile input through the C ABI: typed errors, nothing moved              */
+/* ------------------------------------------------------------------------ */
+
+#define MAX_BOUND ((UINT64_C(1) << 63) - 1) /* the largest term or index accepted */
+
+/* Steps `m` into node `id` and checks it is refused as an invalid message
+ * with the node, its storage and its ready queue left as they were. */
+static void step_refused(uint64_t id, const pbuf *m, const char *why, int line) {
+    node_view before = view_of(H[id].node, H[id].storage);
+    bool had = false;
+    H_OK(raftlet_node_has_ready(H[id].node, &had));
+    raftlet_result rc = raftlet_node_step(H[id].node, m->b, m->n);
+    check_rc_(rc, RAFTLET_ERR_INVALID_MESSAGE, __FILE__, line, why);
+    node_view after = view_of(H[id].node, H[id].storage);
+    bool has = had;
+    H_OK(raftlet_node_has_ready(H[id].node, &has));
+    check_(same_view(&before, &after) && has == had, __FILE__, line, why);
+}
+#define STEP_REFUSED(id, m) step_refused((id), &(m), #m, __LINE__)
+
+/* A ConfChange (v1) with any type and id, bypassing the checked encoder. */
+static pbuf raw_cc(uint64_t type, uint64_t node_id) {
+    pbuf p = {{0}, 0};
+    pb_u64(&p, 2, type);
+    pb_u64(&p, 3, node_id);
+    return p;
+}
+
+/* A ConfChangeV2 with one change, any transition, type and id. */
+static pbuf raw_cc_v2(uint64_t transition, uint64_t type, uint64_t node_id) {
+    pbuf single = {{0}, 0};
+    pb_u64(&single, 1, type);
+    pb_u64(&single, 2, node_id);
+    pbuf p = {{0}, 0};
+    pb_u64(&p, 1, transition);
+    pb_bytes(&p, 2, single.b, single.n);
+    return p;
+}
+
+static void cc_refused(uint64_t id, const pbuf *cc, bool v2, const char *why, int line) {
+    node_view before = view_of(H[id].node, H[id].storage);
+    raftlet_result rc = raftlet_node_propose_conf_change(H[id].node, cc->b, cc->n, v2);
+    check_rc_(rc, RAFTLET_ERR_CONF_CHANGE_REFUSED, __FILE__, line, why);
+    node_view after = view_of(H[id].node, H[id].storage);
+    bool has = true;
+    H_OK(raftlet_node_has_ready(H[id].node, &has));
+    check_(same_view(&before, &after) && !has, __FILE__, line, why);
+}
+#define CC_REFUSED(id, cc, v2) cc_refused((id), &(cc), (v2), #cc, __LINE__)
+
+static void test_hostile_input(void) {
+    reset_cluster();
+    /* Node 1 leads {1}; node 2 is a follower of {1, 2, 3} that knows no
+     * leader yet. Both have nothing to do. */
+    const uint64_t solo[] = {1};
+    const uint64_t three[] = {1, 2, 3};
+    start_node(1, solo, 1, NULL, 0);
+    EXPECT_OK(raftlet_node_campaign(H[1].node));
+    settle();
+    CHECK(status_of(1).role == 2);
+    EXPECT_OK(raftlet_node_propose(H[1].node, B("x"), 1));
+    settle();
+    start_node(2, three, 3, NULL, 0);
+    cut[2] = true; /* node 2 hears from nobody but this test */
+    settle();
+
+    /* Terms past the bound, in every message type a peer sends in its own
+     * name, to the leader and to the follower. */
+    const int32_t peer_types[] = {3, 4, 5, 6, 7, 8, 9, 14, 16, 17, 18};
+    const uint64_t bad_terms[] = {UINT64_MAX, UINT64_MAX - 1, MAX_BOUND + 1};
+    for (size_t i = 0; i < sizeof peer_types / sizeof peer_types[0]; i++) {
+        for (size_t j = 0; j < sizeof bad_terms / sizeof bad_terms[0]; j++) {
+            pbuf to_leader = enc_msg(peer_types[i], 1, 2, bad_terms[j]);
+            STEP_REFUSED(1, to_leader);
+            pbuf to_follower = enc_msg(peer_types[i], 2, 3, bad_terms[j]);
+            STEP_REFUSED(2, to_follower);
+        }
+    }
+    /* Huge indexes, commits, log terms and reject hints. */
+    const unsigned fields[] = {5 /* log_term */, 6 /* index */, 8 /* commit */,
+                               11 /* reject_hint */};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        pbuf app = enc_msg(3 /* MsgApp */, 2, 3, 1);
+        pb_u64(&app, fields[f], UINT64_MAX);
+        STEP_REFUSED(2, app);
+        pbuf resp = enc_msg(4 /* MsgAppResp */, 1, 2, 1);
+        pb_u64(&resp, fields[f], MAX_BOUND + 1);
+        STEP_REFUSED(1, resp);
+        pbuf hb = enc_msg(8 /* MsgHeartbeat */, 2, 3, 1);
+        pb_u64(&hb, fields[f], UINT64_MAX);
+        STEP_REFUSED(2, hb);
+    }
+    /* An entry at a huge index or term, and a snapshot at a huge index. */
+    pbuf far_entry = enc_entry(1, UINT64_MAX, "far");
+    pbuf app_far = enc_msg(3, 2, 3, 1);
+    pb_bytes(&app_far, 7, far_entry.b, far_entry.n);
+    STEP_REFUSED(2, app_far);
+    pbuf late_entry = enc_entry(UINT64_MAX, 1, "late");
+    pbuf app_late = enc_msg(3, 2, 3, 1);
+    pb_bytes(&app_late, 7, late_entry.b, late_entry.n);
+    STEP_REFUSED(2, app_late);
+    pbuf far_snap = enc_snapshot(UINT64_MAX, 1, three, 3, "s");
+    pbuf snap_far = enc_msg(7 /* MsgSnap */, 2, 3, 1);
+    pb_bytes(&snap_far, 9, far_snap.b, far_snap.n);
+    STEP_REFUSED(2, snap_far);
+    const uint64_t bad_members[] = {1, 0};
+    pbuf zero_snap = enc_snapshot(10, 1, bad_members, 2, "s");
+    pbuf snap_zero = enc_msg(7, 2, 3, 1);
+    pb_bytes(&snap_zero, 9, zero_snap.b, zero_snap.n);
+    STEP_REFUSED(2, snap_zero);
+    /* Unknown message types. */
+    const int32_t unknown_types[] = {24, 99, 1000, -1};
+    for (size_t i = 0; i < sizeof unknown_types / sizeof unknown_types[0]; i++) {
+        pbuf u = enc_msg(unknown_types[i], 2, 3, 1);
+        STEP_REFUSED(2, u);
+        pbuf ul = enc_msg(unknown_types[i], 1, 2, 1);
+        STEP_REFUSED(1, ul);
+    }
+    /* Senders that cannot be members. */
+    const uint64_t reserved[] = {0, UINT64_MAX, UINT64_MAX - 1};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+        pbuf vote = enc_msg(5 /* MsgVote */, 2, reserved[i], 1);
+        STEP_REFUSED(2, vote);
+        pbuf app = enc_msg(3, 2, reserved[i], 1);
+        STEP_REFUSED(2, app);
+        pbuf resp = enc_msg(9 /* MsgHeartbeatResp */, 1, reserved[i], 1);
+        STEP_REFUSED(1, resp);
+    }
+    /* The bound itself is accepted (the follower takes the term). */
+    pbuf at_bound = enc_msg(8, 2, 3, MAX_BOUND);
+    EXPECT_OK(raftlet_node_step(H[2].node, at_bound.b, at_bound.n));
+    CHECK(status_of(2).term == MAX_BOUND && status_of(2).lead == 3);
+    settle();
+
+    /* Conf changes no node can apply, on the leader: unknown types and
+     * transitions, and ids that cannot be members. Nothing is appended. */
+    pbuf bad_type = raw_cc(7, 2);
+    CC_REFUSED(1, bad_type, false);
+    pbuf neg_type = raw_cc(UINT64_MAX, 2); /* -1 as an int32 */
+    CC_REFUSED(1, neg_type, false);
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+        pbuf add = raw_cc(0 /* AddNode */, reserved[i]);
+        CC_REFUSED(1, add, false);
+        pbuf learner = raw_cc(3 /* AddLearnerNode */, reserved[i]);
+        CC_REFUSED(1, learner, false);
+        pbuf v2 = raw_cc_v2(0, 0, reserved[i]);
+        CC_REFUSED(1, v2, true);
+    }
+    pbuf bad_transition = raw_cc_v2(3, 0, 2);
+    CC_REFUSED(1, bad_transition, true);
+    pbuf v2_bad_type = raw_cc_v2(0, 9, 2);
+    CC_REFUSED(1, v2_bad_type, true);
+    /* ... on the follower too, which would forward them. */
+    pbuf follower_cc = raw_cc(0, UINT64_MAX);
+    CC_REFUSED(2, follower_cc, false);
+
+    /* Configurations no node can start from, through the storage. */
+    const uint64_t max_minus_one[] = {1, UINT64_MAX - 1};
+    const uint64_t twice[] = {1, 1};
+    const uint64_t learner_zero[] = {0};
+    node_view before = view_of(H[1].node, H[1].storage);
+    EXPECT_RC(raftlet_storage_set_conf_state(H[1].storage, max_minus_one, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(H[1].storage, twice, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(H[1].storage, solo, 1, learner_zero, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    pbuf cs_max = enc_conf_state(max_minus_one, 2);
+    EXPECT_RC(raftlet_storage_set_conf_state_encoded(H[1].storage, cs_max.b, cs_max.n),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    CHECK_UNMOVED(1, before);
+    /* A node restarted from that storage still has {1}. */
+    raftlet_config *cfg = NULL;
+    raftlet_node *again = NULL;
+    H_OK(raftlet_config_new(1, &cfg));
+    EXPECT_OK(raftlet_node_new(cfg, H[1].storage, &again));
+    raftlet_status rs;
+    EXPECT_OK(raftlet_node_status(again, &rs));
+    CHECK(rs.voters_count == 1 && rs.learners_count == 0 && rs.commit == before.st.commit);
+    raftlet_node_free(again);
+
+    /* Bootstrap memberships that cannot be: refused, no trace. */
+    raftlet_storage *bs = NULL;
+    raftlet_node *bn = NULL;
+    H_OK(raftlet_storage_new_memory(&bs));
+    H_OK(raftlet_node_new(cfg, bs, &bn));
+    node_view empty = view_of(bn, bs);
+    const uint64_t max_voter[] = {1, UINT64_MAX};
+    const uint64_t learner_max[] = {UINT64_MAX - 1};
+    EXPECT_RC(raftlet_node_bootstrap(bn, max_minus_one, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, max_voter, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, twice, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, solo, 1, learner_zero, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, solo, 1, learner_max, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    node_view still_empty = view_of(bn, bs);
+    CHECK(same_view(&empty, &still_empty));
+    bool has = true;
+    EXPECT_OK(raftlet_node_has_ready(bn, &has));
+    CHECK(!has);
+    /* A correct bootstrap then works. */
+    EXPECT_OK(raftlet_node_bootstrap(bn, solo, 1, NULL, 0));
+    EXPECT_OK(raftlet_node_has_ready(bn, &has));
+    CHECK(has);
+    raftlet_node_free(bn);
+    raftlet_storage_free(bs);
+    raftlet_config_free(cfg);
+
+    /* The leader goes on. */
+    check_still_works(1, "after-hostile");
+    reset_cluster();
+}
+
 int main(void) {
     RUN(test_last_error_message); /* first: no failure yet on this thread */
     RUN(test_version_and_result_str);
@@ -2214,6 +2430,7 @@ int main(void) {
     RUN(test_three_nodes);
     RUN(test_ready_order_mistakes);
     RUN(test_snapshot_not_persisted);
+    RUN(test_hostile_input);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }
