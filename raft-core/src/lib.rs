@@ -146,8 +146,8 @@ pub use config::{Config, ReadOnlyOption};
 pub use errors::{Error, Result, StorageError};
 #[cfg(feature = "bug-injection")]
 pub use raft::Bugs;
-pub use raft::{ReadState, SoftState, StateRole, INVALID_ID};
-pub use raw_node::{RawNode, Ready, SnapshotStatus};
-pub use status::{BasicStatus, Status};
+pub use raft::{MembershipEvent, NotPromotable, ReadState, SoftState, StateRole, INVALID_ID};
+pub use raw_node::{LocalRead, RawNode, Ready, SnapshotStatus};
+pub use status::{BasicStatus, LearnerStatus, Status};
 pub use storage::{MemoryStorage, MemoryStorageCore, RaftState, Storage};
 pub use validate::MAX_TERM_OR_INDEX;

@@ -14,7 +14,7 @@ use crate::pb::{
     ConfChange, ConfChangeI, ConfChangeType, ConfState, Entry, HardState, Message, MessageType,
     Snapshot,
 };
-use crate::raft::{Raft, ReadState, SoftState, StateRole, INVALID_ID};
+use crate::raft::{MembershipEvent, Raft, ReadState, SoftState, StateRole, INVALID_ID};
 use crate::status::{BasicStatus, Status};
 use crate::storage::Storage;
 use crate::types::EntryId;
@@ -72,6 +72,10 @@ pub struct Ready {
     /// Whether the write of this Ready must be synced to disk: true when it
     /// holds entries or changes the term or vote.
     pub must_sync: bool,
+    /// Membership changes the leader proposed by itself since the last
+    /// Ready (automatic promotion, standby swaps), for the host to log;
+    /// their entries are among `entries`.
+    pub membership_events: Vec<MembershipEvent>,
 }
 
 impl Ready {
@@ -90,6 +94,7 @@ impl Ready {
             && self.committed_entries.is_empty()
             && self.messages.is_empty()
             && self.persisted_messages.is_empty()
+            && self.membership_events.is_empty()
     }
 }
 
@@ -156,6 +161,8 @@ pub struct RawNode<S: Storage> {
     /// Batches of committed entries handed out and not yet applied:
     /// (last index, encoded size), oldest first.
     applying: SmallQueue<(u64, u64)>,
+    /// Whether [`RawNode::add_member`] adds learners ([`Config::learner_first`]).
+    learner_first: bool,
     /// Emptied entry vectors of advanced Readies, reused by the next ones.
     spare_entries: Vec<Vec<Entry>>,
     /// Emptied vectors of self-addressed messages, reused by the next Readies.
@@ -183,6 +190,7 @@ impl<S: Storage> RawNode<S> {
             last_number: 0,
             records: SmallQueue::default(),
             applying: SmallQueue::default(),
+            learner_first: config.learner_first,
             spare_entries: Vec::new(),
             spare_messages: Vec::new(),
         })
@@ -348,6 +356,86 @@ impl<S: Storage> RawNode<S> {
         self.raft.step(m)
     }
 
+    /// Proposes adding member `id` (with the host's `context`, for example
+    /// its address): as a learner when [`Config::learner_first`] is on (the
+    /// default), to be promoted once it has caught up (by the host, or by
+    /// the leader with [`Config::auto_promote`]); as a voter otherwise.
+    ///
+    /// A learner added first never changes the quorum: a member that never
+    /// answers (a wrong address) can be removed again without the cluster
+    /// losing availability.
+    ///
+    /// # Errors
+    /// [`Error::ConfChangeRefused`] when `id` is already a voter or a
+    /// learner, and the errors of [`RawNode::propose_conf_change`].
+    pub fn add_member(&mut self, id: u64, context: impl Into<Bytes>) -> Result<()> {
+        let cfg = &self.raft.trk.config;
+        if cfg.voters.contains(id) || cfg.learners.contains(&id) || cfg.learners_next.contains(&id)
+        {
+            return Err(Error::ConfChangeRefused(format!(
+                "{id} is already a member of the configuration"
+            )));
+        }
+        let change_type = if self.learner_first {
+            ConfChangeType::ConfChangeAddLearnerNode
+        } else {
+            ConfChangeType::ConfChangeAddNode
+        };
+        self.propose_conf_change(ConfChange {
+            change_type,
+            node_id: id,
+            context: Some(context.into()),
+            ..ConfChange::default()
+        })
+    }
+
+    /// Turns automatic promotion ([`Config::auto_promote`]) on or off at
+    /// run time; off, a promotion already proposed still takes effect.
+    ///
+    /// # Errors
+    /// [`Error::ConfigInvalid`] when turning it on without check-quorum.
+    pub fn set_auto_promote(&mut self, on: bool) -> Result<()> {
+        if on && !self.raft.check_quorum {
+            return Err(Error::ConfigInvalid(
+                "auto_promote requires check_quorum to be true".into(),
+            ));
+        }
+        self.raft.membership.auto_promote = on;
+        Ok(())
+    }
+
+    /// Turns standby promotion ([`Config::standby_promotion`]) on or off at
+    /// run time.
+    ///
+    /// # Errors
+    /// [`Error::ConfigInvalid`] when turning it on without check-quorum.
+    pub fn set_standby_promotion(&mut self, on: bool) -> Result<()> {
+        if on && !self.raft.check_quorum {
+            return Err(Error::ConfigInvalid(
+                "standby_promotion requires check_quorum to be true".into(),
+            ));
+        }
+        self.raft.membership.standby_promotion = on;
+        Ok(())
+    }
+
+    /// A weak (local) read: what this node's state machine may serve at
+    /// once, without asking the leader. The host serves the read from its
+    /// state applied up to `applied`; `commit` is the highest index this
+    /// node knows committed, so `commit - applied` is how far behind the
+    /// answer may be even by this node's knowledge (the leader may know
+    /// more). For a read that reflects every write acknowledged before it
+    /// began, use [`RawNode::read_index`] (on a learner too: the request is
+    /// forwarded to the leader) and serve it once applied up to the index
+    /// in the [`ReadState`].
+    pub fn read_local(&self) -> LocalRead {
+        LocalRead {
+            applied: self.raft.raft_log.applied,
+            commit: self.raft.raft_log.committed,
+            leader: self.raft.lead,
+        }
+    }
+
     /// Applies a committed configuration change and returns the new
     /// configuration, which the host should persist with its snapshot.
     ///
@@ -486,6 +574,7 @@ impl<S: Storage> RawNode<S> {
             || r.raft_log.has_next_unstable_ents()
             || r.raft_log.has_next_committed_ents(true)
             || !r.read_states.is_empty()
+            || !r.membership_events.is_empty()
     }
 
     /// Takes the next batch of work. Every Ready must be passed back to
@@ -549,6 +638,7 @@ impl<S: Storage> RawNode<S> {
             r.msgs_after_append = after;
         }
         let read_states = std::mem::take(&mut r.read_states);
+        let membership_events = std::mem::take(&mut r.membership_events);
         // As etcd (newStorageAppendRespMsg): attest the whole unstable log,
         // not just this Ready's entries, so that a Ready without entries
         // can still release entries whose own report was ignored below.
@@ -599,6 +689,7 @@ impl<S: Storage> RawNode<S> {
             messages,
             persisted_messages,
             must_sync,
+            membership_events,
         }
     }
 
@@ -763,6 +854,17 @@ impl<S: Storage> RawNode<S> {
     pub fn bugs_mut(&mut self) -> &mut crate::raft::Bugs {
         &mut self.raft.bugs
     }
+}
+
+/// The answer to [`RawNode::read_local`]: how stale a weak read may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalRead {
+    /// The last index the host reported applied: the state a weak read sees.
+    pub applied: u64,
+    /// The highest index this node knows committed.
+    pub commit: u64,
+    /// The leader this node knows (0 for none).
+    pub leader: u64,
 }
 
 /// A FIFO queue that holds its first element inline and allocates only

@@ -9,6 +9,7 @@
 
 mod conf;
 mod election;
+mod membership;
 mod read_only;
 mod replication;
 mod snapshot;
@@ -17,6 +18,7 @@ mod transfer;
 #[cfg(test)]
 mod tests;
 
+pub use membership::{MembershipEvent, NotPromotable};
 pub(crate) use read_only::ReadOnly;
 pub use read_only::ReadState;
 
@@ -154,6 +156,8 @@ pub struct Bugs {
     /// Let a leader count its own append acknowledgement when the Ready is
     /// taken, before the write is durable.
     pub self_ack_early: bool,
+    /// Promote learners automatically whatever their lag.
+    pub promote_ignores_lag: bool,
 }
 
 /// The Raft state machine of one node.
@@ -199,6 +203,10 @@ pub(crate) struct Raft<S: Storage> {
     pub step_down_on_removal: bool,
     pub promote_max_lag: u64,
     pub max_learners: usize,
+    /// Automatic promotion and standby learners (see `membership.rs`).
+    pub membership: membership::MembershipPolicy,
+    /// Membership changes the leader proposed by itself, for the next Ready.
+    pub membership_events: Vec<MembershipEvent>,
     /// ReadIndex requests that arrived before the leader committed an entry
     /// of its term; answered once it has.
     pub pending_read_index_messages: Vec<Message>,
@@ -262,6 +270,14 @@ impl<S: Storage> Raft<S> {
             step_down_on_removal: c.step_down_on_removal,
             promote_max_lag: c.promote_max_lag,
             max_learners: c.max_learners,
+            membership: membership::MembershipPolicy {
+                auto_promote: c.auto_promote,
+                standby_promotion: c.standby_promotion,
+                learner_forwards_proposals: c.learner_forwards_proposals,
+                min_active_rounds: c.promote_min_active_rounds,
+                dead_rounds: c.standby_dead_rounds,
+            },
+            membership_events: Vec::new(),
             pending_read_index_messages: Vec::new(),
             appends_deferred: false,
             coalesce_appends: false,
@@ -685,7 +701,10 @@ impl<S: Storage> Raft<S> {
     fn step_follower(&mut self, mut m: Message) -> Result<()> {
         match m.msg_type {
             MessageType::MsgProp => {
-                if self.lead == INVALID_ID || self.disable_proposal_forwarding {
+                if self.lead == INVALID_ID
+                    || self.disable_proposal_forwarding
+                    || (self.is_learner && !self.membership.learner_forwards_proposals)
+                {
                     return Err(Error::ProposalDropped);
                 }
                 m.to = self.lead;

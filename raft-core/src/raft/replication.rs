@@ -280,6 +280,9 @@ impl<S: Storage> Raft<S> {
                     );
                     let term = self.term;
                     self.become_follower(term, INVALID_ID);
+                } else {
+                    self.count_activity_rounds();
+                    self.maybe_change_membership();
                 }
                 // Mark everyone (but ourselves) as inactive in preparation
                 // for the next check-quorum round.

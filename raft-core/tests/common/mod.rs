@@ -192,6 +192,8 @@ pub struct Cluster {
     uplinks: BTreeMap<u64, Uplink>,
     /// Every `ReadState` handed out in a Ready: (clock, node, read state).
     read_log: Vec<(u64, u64, ReadState)>,
+    /// Every membership change a leader proposed by itself: (clock, leader, event).
+    pub membership_events: Vec<(u64, u64, raftlet::MembershipEvent)>,
     /// Print the timeline and wire log when a test panics (default true).
     pub dump_on_panic: bool,
 }
@@ -259,6 +261,7 @@ impl Cluster {
             tweak,
             uplinks: BTreeMap::new(),
             read_log: Vec::new(),
+            membership_events: Vec::new(),
             dump_on_panic: true,
         };
         for id in 1..=n {
@@ -778,6 +781,9 @@ impl Cluster {
         });
         for rs in &rd.read_states {
             self.read_log.push((clock, id, rs.clone()));
+        }
+        for ev in &rd.membership_events {
+            self.membership_events.push((clock, id, *ev));
         }
         // 4. Advance (this may step our own vote or append acknowledgement).
         n.rn.advance(rd);
