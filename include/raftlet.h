@@ -797,7 +797,8 @@ raftlet_result raftlet_storage_set_hard_state(struct raftlet_storage *storage,
 
 // Appends one raftpb-encoded Entry (truncating any conflicting tail).
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+// are not consecutive).
 raftlet_result raftlet_storage_append_entry(struct raftlet_storage *storage,
                                             const uint8_t *entry,
                                             size_t entry_len);
@@ -870,7 +871,8 @@ raftlet_result raftlet_storage_bounds(const struct raftlet_storage *storage,
 // encoder for), truncating any conflicting tail, in one call and one
 // lock: either all entries are appended or, on an error, none.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+// are not consecutive).
 raftlet_result raftlet_storage_append_entries(struct raftlet_storage *storage,
                                               const uint8_t *message,
                                               size_t message_len);

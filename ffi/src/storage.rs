@@ -111,7 +111,8 @@ pub unsafe extern "C" fn raftlet_storage_set_hard_state(
 
 /// Appends one raftpb-encoded Entry (truncating any conflicting tail).
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+/// are not consecutive).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_append_entry(
     storage: *mut raftlet_storage,
@@ -343,7 +344,8 @@ pub unsafe extern "C" fn raftlet_storage_bounds(
 /// encoder for), truncating any conflicting tail, in one call and one
 /// lock: either all entries are appended or, on an error, none.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+/// are not consecutive).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_append_entries(
     storage: *mut raftlet_storage,

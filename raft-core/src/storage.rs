@@ -321,14 +321,23 @@ impl MemoryStorageCore {
     ///
     /// # Errors
     /// [`StorageError::Unavailable`] if `ents` would leave a gap after the
-    /// last entry (nothing is changed then).
+    /// last entry, or are not consecutive (nothing is changed then).
     // Ported from etcd-io/raft storage.go (Append).
     pub fn append(&mut self, ents: &[Entry]) -> Result<()> {
-        let Some(head) = ents.first() else {
+        let (Some(head), Some(tail)) = (ents.first(), ents.last()) else {
             return Ok(());
         };
+        // etcd assumes a consecutive batch; one that is not (from a host
+        // passing its own entries) would be stored at the wrong positions,
+        // or overflow computing its last index.
+        if ents
+            .windows(2)
+            .any(|w| w[0].index.checked_add(1) != Some(w[1].index))
+        {
+            return Err(StorageError::Unavailable.into());
+        }
         let first = self.first_index();
-        let last = head.index + ents.len() as u64 - 1;
+        let last = tail.index;
         // Nothing new: everything is already compacted.
         if last < first {
             return Ok(());
@@ -652,6 +661,20 @@ mod tests {
         assert_eq!(s.wl().append(&ents(7, &[5])), unavailable());
         assert_eq!(s.wl().commit_to(6), unavailable());
         assert_eq!(s.rl().entries, before);
+        // A batch that is not consecutive (a gap, a repeat, an index that
+        // cannot be followed) is refused: etcd would store it at the wrong
+        // positions, or overflow computing its last index.
+        let e = |i| Entry::new(5, i, vec![]);
+        for bad in [
+            vec![e(4), e(6)],
+            vec![e(4), e(4)],
+            vec![e(0), e(0), e(0)],
+            vec![e(u64::MAX), e(0)],
+            vec![e(5), e(4)],
+        ] {
+            assert_eq!(s.wl().append(&bad), unavailable(), "{bad:?}");
+            assert_eq!(s.rl().entries, before);
+        }
 
         // The entry at the snapshot index was compacted away.
         s.wl().compact(5).unwrap();

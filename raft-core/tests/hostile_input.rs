@@ -868,3 +868,27 @@ fn a_committed_unappliable_conf_change_does_not_wedge_the_follower() {
     h.drain();
     assert_eq!(h.last_index(), 10);
 }
+
+/// Why: the input kept as fuzz/seeds/step_arbitrary/regression-term-past-bound,
+/// found by the `step_arbitrary` fuzz target within seconds when step's
+/// message check is disabled: the first operation steps a MsgReadIndexResp
+/// of term u64::MAX - 2 from node 1 into node 3 of a fresh cluster, which
+/// took node 3's term past the bound (and its next campaign past
+/// u64::MAX). With the check, the message is refused and node 3 can still
+/// campaign.
+#[test]
+fn fuzz_regression_read_index_resp_past_the_term_bound() {
+    let mut h = Host::new(3, &[1, 2, 3]);
+    let mut m = msg(MessageType::MsgReadIndexResp, 1, 3, u64::MAX - 2);
+    m.index = 0;
+    h.refuse(m, invalid_message);
+    assert_eq!(h.term(), 0);
+    h.rn.campaign().expect("campaign");
+    h.drain();
+    // Pre-vote is on by default: the campaign starts at term 0.
+    assert_eq!(
+        h.rn.basic_status().soft_state.raft_state,
+        StateRole::PreCandidate
+    );
+    assert_eq!(h.term(), 0);
+}

@@ -125,6 +125,7 @@ impl PyConfig {
                 max_learners: max_learners.0,
                 seed: seed.0,
                 coalesce_appends,
+                ..Config::default()
             },
         })
     }

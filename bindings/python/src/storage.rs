@@ -42,7 +42,7 @@ impl PyMemoryStorage {
     /// index of the first new one on are replaced.
     ///
     /// Raises ``UnavailableError`` if the entries would leave a gap after
-    /// the last one (nothing is changed then).
+    /// the last one, or are not consecutive (nothing is changed then).
     fn append(&self, entries: &Bound<'_, PyAny>) -> PyResult<()> {
         let ents =
             crate::convert::extract_each::<PyEntry, _>(entries, "Entry", |e| e.inner.clone())?;

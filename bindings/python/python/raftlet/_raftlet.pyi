@@ -173,7 +173,7 @@ class MemoryStorage:
 
         Raises:
             UnavailableError: The entries would leave a gap after the last
-                one (nothing is changed then).
+                one, or are not consecutive (nothing is changed then).
             TypeError: An item is not an ``Entry``.
         """
     def set_hard_state(self, hard_state: HardState) -> None:
