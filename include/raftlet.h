@@ -194,6 +194,27 @@ typedef struct raftlet_status {
   size_t learners_count;
 } raftlet_status;
 
+// The cheap part of a node's status (etcd `BasicStatus`): what
+// raftlet_node_basic_status writes.
+typedef struct raftlet_basic_status {
+  // The node's id.
+  uint64_t id;
+  // The current term.
+  uint64_t term;
+  // The vote in that term (0 = none).
+  uint64_t vote;
+  // The commit index.
+  uint64_t commit;
+  // The known leader (0 = none).
+  uint64_t lead;
+  // 0 follower, 1 candidate, 2 leader, 3 pre-candidate.
+  uint32_t role;
+  // The applied index.
+  uint64_t applied;
+  // The target of a leader transfer under way (0 = none).
+  uint64_t lead_transferee;
+} raftlet_basic_status;
+
 // One peer's replication progress (on the leader).
 typedef struct raftlet_progress {
   // The peer's id.
@@ -373,7 +394,9 @@ raftlet_result raftlet_config_set_promote_max_lag(struct raftlet_config *config,
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG.
 raftlet_result raftlet_config_set_max_learners(struct raftlet_config *config, uint64_t value);
 
-// Sets the seed of the election-timeout RNG (0 = derived from the id).
+// Sets the seed of the election-timeout RNG: 0 (the default) draws one
+// from the OS each time a node is created; any other value makes the
+// timeouts reproducible.
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_config_set_seed(struct raftlet_config *config, uint64_t value);
 
@@ -613,6 +636,13 @@ raftlet_result raftlet_node_advance_apply_to(struct raftlet_node *node, uint64_t
 raftlet_result raftlet_node_status(const struct raftlet_node *node,
                                    struct raftlet_status *status_out);
 
+// Writes the node's basic status: the scalars of raftlet_status without
+// the counts, read without copying the configuration or the peers'
+// progress (cheap enough to call on every loop iteration). May be called
+// from any thread. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_basic_status(const struct raftlet_node *node,
+                                         struct raftlet_basic_status *status_out);
+
 // Copies up to `cap` progress records (ascending peer id) into
 // `progress_out` and writes how many exist into `*len_out` (which may
 // exceed `cap`: call again with a larger array). `progress_out` may be
@@ -670,6 +700,22 @@ raftlet_result raftlet_ready_persisted_message_count(const struct raftlet_ready 
 raftlet_result raftlet_ready_persisted_message(const struct raftlet_ready *ready,
                                                size_t index,
                                                struct raftlet_message_view *message_out);
+
+// The number of all messages, those to send at once and then the
+// persisted ones: what a synchronous host sends, in this order, once the
+// ready's writes (and every earlier ready's) are durable (etcd's
+// `Ready.Messages`). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_READY_STALE.
+raftlet_result raftlet_ready_all_message_count(const struct raftlet_ready *ready,
+                                               size_t *count_out);
+
+// Message `index` (0-based) of all messages: raftlet_ready_message for
+// `index` below raftlet_ready_message_count, then the persisted ones.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+// RAFTLET_ERR_INVALID_ARG (index out of range).
+raftlet_result raftlet_ready_all_message(const struct raftlet_ready *ready,
+                                         size_t index,
+                                         struct raftlet_message_view *message_out);
 
 // The number of entries to append to stable storage.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.

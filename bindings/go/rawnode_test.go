@@ -267,6 +267,13 @@ func TestClusterElectsReplicatesAndReports(t *testing.T) {
 	if len(st.Config.Voters) != 3 {
 		t.Fatalf("config %+v", st.Config)
 	}
+	// BasicStatus (one cheap call) is the scalar part of Status.
+	for _, id := range c.ids() {
+		rn := c.nodes[id].rn
+		if b, full := rn.BasicStatus(), rn.Status().BasicStatus; b != full || b.ID != id || b.Lead != 1 {
+			t.Fatalf("node %d: BasicStatus %+v, Status %+v", id, b, full)
+		}
+	}
 	// ReportUnreachable sends a replicating follower back to probing.
 	c.nodes[1].rn.ReportUnreachable(2)
 	if s := c.nodes[1].rn.Status().Progress[2].State; s != StateProbe {

@@ -703,6 +703,59 @@ pub unsafe extern "C" fn raftlet_node_status(
     })
 }
 
+/// The cheap part of a node's status (etcd `BasicStatus`): what
+/// raftlet_node_basic_status writes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct raftlet_basic_status {
+    /// The node's id.
+    pub id: u64,
+    /// The current term.
+    pub term: u64,
+    /// The vote in that term (0 = none).
+    pub vote: u64,
+    /// The commit index.
+    pub commit: u64,
+    /// The known leader (0 = none).
+    pub lead: u64,
+    /// 0 follower, 1 candidate, 2 leader, 3 pre-candidate.
+    pub role: u32,
+    /// The applied index.
+    pub applied: u64,
+    /// The target of a leader transfer under way (0 = none).
+    pub lead_transferee: u64,
+}
+
+/// Writes the node's basic status: the scalars of raftlet_status without
+/// the counts, read without copying the configuration or the peers'
+/// progress (cheap enough to call on every loop iteration). May be called
+/// from any thread. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_basic_status(
+    node: *const raftlet_node,
+    status_out: *mut raftlet_basic_status,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(status_out);
+        with_node(node, |n| {
+            let b = n.basic_status();
+            let st = raftlet_basic_status {
+                id: b.id,
+                term: b.hard_state.term,
+                vote: b.hard_state.vote,
+                commit: b.hard_state.commit,
+                lead: b.soft_state.leader_id,
+                role: role_code(b.soft_state.raft_state),
+                applied: b.applied,
+                lead_transferee: b.lead_transferee,
+            };
+            // SAFETY: non-null output pointer.
+            unsafe { *status_out = st };
+            RAFTLET_OK
+        })
+    })
+}
+
 /// Copies up to `cap` progress records (ascending peer id) into
 /// `progress_out` and writes how many exist into `*len_out` (which may
 /// exceed `cap`: call again with a larger array). `progress_out` may be

@@ -61,6 +61,9 @@ impl Cluster {
         let mut nodes = Vec::new();
         for id in 1..=3u64 {
             let mut c = Config::new(id);
+            // A fixed seed: seed 0 would draw from the OS, and an input
+            // must replay the same run to reproduce a crash.
+            c.seed = id;
             c.pre_vote = flags & 1 != 0;
             c.check_quorum = flags & 2 != 0;
             if c.check_quorum && flags & 4 != 0 {

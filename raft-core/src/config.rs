@@ -1,6 +1,9 @@
 //! [`Config`]: the parameters of one Raft node, with etcd's defaults, and
 //! [`Config::validate`].
 
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+
 use crate::errors::{Error, Result};
 
 /// How linearizable reads are served (etcd `ReadOnlyOption`).
@@ -70,7 +73,12 @@ pub struct Config {
     pub promote_max_lag: u64,
     /// The most learners the configuration may hold.
     pub max_learners: usize,
-    /// The seed of the election-timeout RNG; 0 derives one from `id`.
+    /// The seed of the election-timeout RNG. 0 (the default) draws a fresh
+    /// seed from the operating system each time a node is created, so a
+    /// restarted node does not repeat its earlier timeouts and nodes do not
+    /// share a sequence (etcd draws from the OS too). Any other value makes
+    /// the timeouts a pure function of it: tests and simulators set one to
+    /// replay a run.
     pub seed: u64,
     /// Whether the leader coalesces the appends of proposals made between
     /// two Readies into one message per peer (default on). Off, every
@@ -215,6 +223,22 @@ impl Config {
             return bad("standby_dead_rounds must be at least 2");
         }
         Ok(())
+    }
+
+    /// The seed the election-timeout RNG starts from: `seed`, or for 0 one
+    /// drawn from the operating system.
+    ///
+    /// std's `RandomState` carries keys the OS provided (once per thread;
+    /// each later `RandomState` differs from the previous one), so hashing
+    /// the id with a fresh one gives a seed that differs across processes,
+    /// restarts and nodes without a dependency on a random-number crate.
+    pub(crate) fn election_seed(&self) -> u64 {
+        if self.seed != 0 {
+            return self.seed;
+        }
+        let mut h = RandomState::new().build_hasher();
+        h.write_u64(self.id);
+        h.finish()
     }
 
     /// The effective byte limit of committed entries per Ready.

@@ -84,6 +84,33 @@ impl Ready {
         self.number
     }
 
+    /// Takes every message of this Ready, `messages` first and then
+    /// `persisted_messages`, leaving both empty: the one list a synchronous
+    /// host sends once the write of this Ready (and of every earlier one)
+    /// is durable, as etcd's `Ready.Messages`. Hosts that send `messages`
+    /// before or while they persist read the two fields instead.
+    ///
+    /// ```
+    /// # use raftlet::pb::ConfState;
+    /// # use raftlet::{Config, MemoryStorage, RawNode};
+    /// let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]))?;
+    /// let mut node = RawNode::new(&Config::new(1), storage.clone())?;
+    /// node.campaign()?;
+    /// let mut rd = node.ready();
+    /// // ... persist rd.entries and rd.hard_state ...
+    /// for m in rd.take_all_messages() {
+    ///     assert_eq!(m.msg_type, raftlet::pb::MessageType::MsgPreVote); // send m to m.to
+    /// }
+    /// assert!(rd.messages.is_empty() && rd.persisted_messages.is_empty());
+    /// node.advance(rd);
+    /// # Ok::<(), raftlet::Error>(())
+    /// ```
+    pub fn take_all_messages(&mut self) -> Vec<Message> {
+        let mut all = std::mem::take(&mut self.messages);
+        all.append(&mut self.persisted_messages);
+        all
+    }
+
     /// Whether the Ready holds nothing to persist, send or apply.
     pub fn is_empty(&self) -> bool {
         self.soft_state.is_none()

@@ -173,7 +173,7 @@ fn config_defaults() {
     assert!(c.step_down_on_removal);
     assert_eq!(c.promote_max_lag, 1000);
     assert_eq!(c.max_learners, 1);
-    assert_eq!(c.seed, 0, "0 = derived from id");
+    assert_eq!(c.seed, 0, "0 = drawn from the OS");
     assert_eq!(ReadOnlyOption::default(), ReadOnlyOption::Safe);
     // Config::default is the same with id 0, which does not validate.
     assert_eq!(

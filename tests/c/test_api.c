@@ -1151,6 +1151,8 @@ static void test_node_null_args(void) {
     EXPECT_RC(raftlet_node_advance_append(NULL, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_advance_apply_to(NULL, 1), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status(NULL, &s), RAFTLET_ERR_NULL_ARG);
+    raftlet_basic_status bs;
+    EXPECT_RC(raftlet_node_basic_status(NULL, &bs), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_progress(NULL, pr, 2, &len), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status_json(NULL, &json), RAFTLET_ERR_NULL_ARG);
     CHECK(json == NULL);
@@ -1176,6 +1178,7 @@ static void test_node_null_args(void) {
     EXPECT_RC(raftlet_node_advance(node, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_advance_append(node, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status(node, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_basic_status(node, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_progress(node, pr, 2, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_progress(node, NULL, 2, &len), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status_json(node, NULL), RAFTLET_ERR_NULL_ARG);
@@ -1207,6 +1210,8 @@ static void ready_null_args(raftlet_ready *rd) {
     EXPECT_RC(raftlet_ready_message(NULL, 0, &mv), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message(NULL, 0, &mv), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message(NULL, 0, &mv), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry(NULL, 0, &ev), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_committed_entry_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
@@ -1222,6 +1227,8 @@ static void ready_null_args(raftlet_ready *rd) {
     EXPECT_RC(raftlet_ready_message(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_committed_entry_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
@@ -1256,6 +1263,9 @@ static void ready_out_of_range(raftlet_ready *rd) {
     EXPECT_OK(raftlet_ready_persisted_message_count(rd, &n));
     EXPECT_RC(raftlet_ready_persisted_message(rd, n, &mv), RAFTLET_ERR_INVALID_ARG);
     EXPECT_RC(raftlet_ready_persisted_message(rd, SIZE_MAX, &mv), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_ready_all_message_count(rd, &n));
+    EXPECT_RC(raftlet_ready_all_message(rd, n, &mv), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_ready_all_message(rd, SIZE_MAX, &mv), RAFTLET_ERR_INVALID_ARG);
     CHECK(memcmp(&mv, &mv0, sizeof mv) == 0);
     EXPECT_OK(raftlet_ready_entry_count(rd, &n));
     EXPECT_RC(raftlet_ready_entry(rd, n, &ev), RAFTLET_ERR_INVALID_ARG);
@@ -1284,6 +1294,8 @@ static void ready_stale(raftlet_ready *rd) {
     EXPECT_RC(raftlet_ready_message(rd, 0, &mv), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_persisted_message_count(rd, &n), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_persisted_message(rd, 0, &mv), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_ready_all_message_count(rd, &n), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_ready_all_message(rd, 0, &mv), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_entry_count(rd, &n), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_entry(rd, 0, &ev), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_committed_entry_count(rd, &n), RAFTLET_ERR_READY_STALE);
@@ -1374,6 +1386,36 @@ static void test_no_leader_and_step_errors(void) {
     EXPECT_OK(raftlet_node_campaign(n));
     EXPECT_OK(raftlet_node_status(n, &s));
     CHECK(s.role == 3);
+    raftlet_basic_status bs;
+    EXPECT_OK(raftlet_node_basic_status(n, &bs));
+    CHECK(bs.role == 3 && bs.lead == 0 && bs.term == s.term && bs.id == 1);
+    /* Its ready asks both peers for a pre-vote (and answers the heartbeat
+     * of node 2): all messages are the send-now ones, then the persisted
+     * ones, the same bytes in order. */
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    size_t now = 0, later = 0, all = 0;
+    EXPECT_OK(raftlet_ready_message_count(rd, &now));
+    EXPECT_OK(raftlet_ready_persisted_message_count(rd, &later));
+    EXPECT_OK(raftlet_ready_all_message_count(rd, &all));
+    CHECK(all == now + later);
+    size_t pre_votes = 0;
+    for (size_t i = 0; i < all; i++) {
+        raftlet_message_view want, got;
+        if (i < now) {
+            EXPECT_OK(raftlet_ready_message(rd, i, &want));
+        } else {
+            EXPECT_OK(raftlet_ready_persisted_message(rd, i - now, &want));
+        }
+        EXPECT_OK(raftlet_ready_all_message(rd, i, &got));
+        CHECK(got.to == want.to && got.from == want.from && got.msg_type == want.msg_type);
+        pre_votes += got.msg_type == 17 /* MsgPreVote */;
+        CHECK(got.data.len == want.data.len &&
+              memcmp(got.data.ptr, want.data.ptr, got.data.len) == 0);
+    }
+    CHECK(pre_votes == 2);
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    raftlet_ready_free(rd);
     EXPECT_RC(raftlet_node_propose(n, B("x"), 1), RAFTLET_ERR_PROPOSAL_DROPPED);
     EXPECT_RC(raftlet_node_read_index(n, B("r"), 1), RAFTLET_ERR_NO_LEADER);
     EXPECT_RC(raftlet_node_transfer_leader(n, 2), RAFTLET_ERR_TRANSFER_REFUSED);
@@ -1448,6 +1490,13 @@ static void test_single_node(void) {
     CHECK(s.id == 1 && s.role == 2 && s.lead == 1 && s.vote == 1 && s.term == 1);
     CHECK(s.commit == 1 && s.applied == 1 && s.lead_transferee == 0);
     CHECK(s.progress_count == 1 && s.voters_count == 1 && s.learners_count == 0);
+    /* The basic status is the same scalars, without the counts. */
+    raftlet_basic_status bs;
+    memset(&bs, 0x5A, sizeof bs);
+    EXPECT_OK(raftlet_node_basic_status(n, &bs));
+    CHECK(bs.id == s.id && bs.term == s.term && bs.vote == s.vote && bs.commit == s.commit);
+    CHECK(bs.lead == s.lead && bs.role == s.role && bs.applied == s.applied);
+    CHECK(bs.lead_transferee == s.lead_transferee);
 
     /* Propose, commit, apply. */
     EXPECT_OK(raftlet_node_propose(n, B("hello"), 5));

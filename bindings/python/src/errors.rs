@@ -65,6 +65,7 @@ static FOREIGN_READY: ExcClass = ExcClass::new("ForeignReadyError");
 static READY_NOT_PERSISTED: ExcClass = ExcClass::new("ReadyNotPersistedError");
 static INVALID_STATE: ExcClass = ExcClass::new("InvalidStateError");
 static INVALID_MESSAGE: ExcClass = ExcClass::new("InvalidMessageError");
+static PANIC_ERROR: ExcClass = ExcClass::new("PanicError");
 
 /// The Python exception for a core error; the message is the core's
 /// (etcd's wording).
@@ -134,6 +135,12 @@ pub fn ready_not_persisted(msg: &str) -> PyErr {
 /// panic inside the core).
 pub fn invalid_state(msg: &str) -> PyErr {
     INVALID_STATE.err(msg)
+}
+
+/// `PanicError` with `msg` (a panic inside the core, caught at the boundary
+/// instead of surfacing as PyO3's `PanicException`, which is no `RaftError`).
+pub fn panic_error(msg: &str) -> PyErr {
+    PANIC_ERROR.err(msg)
 }
 
 /// Extension for core results: `.py()?` raises the mapped exception.

@@ -4,7 +4,14 @@
 //! a frozen pyclass. No Python object is created or touched while that lock
 //! is held, and the GIL is released around `step` and `ready`, which can
 //! be long (a snapshot, a big batch of entries).
+//!
+//! A panic inside the core (a broken invariant, or a host that broke the
+//! storage contract) is caught at this boundary and raised as
+//! ``PanicError``, a ``RaftError``; it unwinds through the node's lock,
+//! which poisons it, so every later call raises ``InvalidStateError``.
 
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -17,8 +24,10 @@ use raftlet::{MemoryStorage, RawNode, Ready, SnapshotStatus};
 
 use crate::config::PyConfig;
 use crate::convert::{state_role, type_name, BytesArg, Ids, U64};
-use crate::errors::{foreign_ready, invalid_state, ready_not_persisted, ready_stale, IntoPy};
-use crate::status::PyStatus;
+use crate::errors::{
+    foreign_ready, invalid_state, panic_error, ready_not_persisted, ready_stale, IntoPy,
+};
+use crate::status::{PyBasicStatus, PyStatus};
 use crate::storage::PyMemoryStorage;
 use crate::types::{
     entry_list, message_list, PyConfChange, PyConfChangeV2, PyConfState, PyHardState, PyMessage,
@@ -29,10 +38,12 @@ use crate::types::{
 /// node other than the one that produced it.
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
-/// Why the node could not be reached.
+/// Why the node could not be reached, or the call did not finish.
 enum NodeUnusable {
     Closed,
     Poisoned,
+    /// The core panicked during this call (the payload's message).
+    Panicked(String),
 }
 
 impl From<NodeUnusable> for PyErr {
@@ -42,7 +53,30 @@ impl From<NodeUnusable> for PyErr {
             NodeUnusable::Poisoned => {
                 invalid_state("raftlet: the RawNode is unusable after a panic inside the core")
             }
+            NodeUnusable::Panicked(msg) => panic_error(&format!(
+                "raftlet: panic inside the core: {msg} (the RawNode is unusable from now on)"
+            )),
         }
+    }
+}
+
+/// The message of a panic payload (`panic!` with a literal or a format).
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// Runs `f`, turning a panic into [`NodeUnusable::Panicked`]. A guard that
+/// `f` holds is dropped while unwinding, which poisons the node's lock.
+fn no_panic<R>(f: impl FnOnce() -> Result<R, NodeUnusable>) -> Result<R, NodeUnusable> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(NodeUnusable::Panicked(panic_message(payload.as_ref()))),
     }
 }
 
@@ -165,13 +199,13 @@ impl PyRawNode {
 
     /// Runs `f` on the node and its Ready tracking under its lock.
     fn with_state<R>(&self, py: Python<'_>, f: impl FnOnce(&mut NodeState) -> R) -> PyResult<R> {
-        let r = {
+        let r = no_panic(|| {
             let mut g = self.lock(py)?;
             let st = g.as_mut().ok_or(NodeUnusable::Closed)?;
-            f(st)
-        };
+            Ok(f(st))
+        });
         crate::logging::flush(py);
-        Ok(r)
+        Ok(r?)
     }
 
     /// Runs `f` on the node and its Ready tracking under its lock with the
@@ -182,9 +216,11 @@ impl PyRawNode {
         f: impl FnOnce(&mut NodeState) -> R + Send,
     ) -> PyResult<R> {
         let r = py.detach(|| {
-            let mut g = self.node.lock().map_err(|_| NodeUnusable::Poisoned)?;
-            let st = g.as_mut().ok_or(NodeUnusable::Closed)?;
-            Ok::<R, NodeUnusable>(f(st))
+            no_panic(|| {
+                let mut g = self.node.lock().map_err(|_| NodeUnusable::Poisoned)?;
+                let st = g.as_mut().ok_or(NodeUnusable::Closed)?;
+                Ok(f(st))
+            })
         });
         crate::logging::flush(py);
         Ok(r?)
@@ -244,7 +280,8 @@ impl PyRawNode {
     #[new]
     fn new(config: PyRef<'_, PyConfig>, storage: Bound<'_, PyMemoryStorage>) -> PyResult<Self> {
         let store = storage.get().inner.clone();
-        let rn = RawNode::new(&config.inner, store).py()?;
+        crate::logging::sync_level(storage.py());
+        let rn = no_panic(|| Ok(RawNode::new(&config.inner, store)))?.py()?;
         Ok(PyRawNode {
             node: Mutex::new(Some(NodeState {
                 rn,
@@ -272,8 +309,10 @@ impl PyRawNode {
         self.with(py, |n| n.bootstrap(&voters.0, &learners.0))?.py()
     }
 
-    /// Advances the logical clock by one tick.
+    /// Advances the logical clock by one tick (and picks up the level of
+    /// ``logging.getLogger("raftlet")``).
     fn tick(&self, py: Python<'_>) -> PyResult<()> {
+        crate::logging::sync_level(py);
         self.with(py, |n| n.tick())
     }
 
@@ -282,6 +321,7 @@ impl PyRawNode {
     /// Raises ``InvalidStateError`` when the node's term or last index is
     /// at the limit 2**63 - 1 (it can never campaign again).
     fn campaign(&self, py: Python<'_>) -> PyResult<()> {
+        crate::logging::sync_level(py);
         self.with(py, |n| n.campaign())?.py()
     }
 
@@ -407,6 +447,7 @@ impl PyRawNode {
     /// ones, which can no longer be advanced. A host that runs the Ready
     /// loop from several threads must keep that order itself.
     fn ready(&self, py: Python<'_>) -> PyResult<PyReady> {
+        crate::logging::sync_level(py);
         let (rd, applying, written) = self.with_detached(py, |st| {
             let rd = st.rn.ready();
             if let Some(last) = rd.committed_entries.last() {
@@ -457,6 +498,15 @@ impl PyRawNode {
     fn status(&self, py: Python<'_>) -> PyResult<PyStatus> {
         Ok(PyStatus {
             inner: self.with(py, |n| n.status())?,
+        })
+    }
+
+    /// The cheap part of the status (etcd ``BasicStatus``): id, hard and
+    /// soft state, applied index and lead transferee, read in one call
+    /// under the lock, without the configuration or the peers' progress.
+    fn basic_status(&self, py: Python<'_>) -> PyResult<PyBasicStatus> {
+        Ok(PyBasicStatus {
+            inner: self.with(py, |n| n.basic_status())?,
         })
     }
 
@@ -658,6 +708,20 @@ impl PyReady {
     #[getter]
     fn persisted_messages(&self, py: Python<'_>) -> Py<PyList> {
         self.persisted_messages.clone_ref(py)
+    }
+
+    /// Every message of this Ready in one new list, ``messages`` first and
+    /// then ``persisted_messages``: what a synchronous host sends once the
+    /// write of this Ready is durable (etcd's ``Ready.Messages``).
+    fn all_messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let all = PyList::empty(py);
+        for m in self.messages.bind(py).iter() {
+            all.append(m)?;
+        }
+        for m in self.persisted_messages.bind(py).iter() {
+            all.append(m)?;
+        }
+        Ok(all)
     }
 
     /// Whether the write of this Ready must be synced to disk.

@@ -14,7 +14,7 @@ EXPECTED = {
     # DESIGN §5 classes.
     "Config", "MemoryStorage", "RawNode", "Ready", "Message", "Entry", "HardState",
     "SoftState", "ConfState", "Snapshot", "ConfChange", "ConfChangeV2", "ConfChangeSingle",
-    "ReadState", "Status", "Progress",
+    "ReadState", "Status", "BasicStatus", "Progress",
     # Enums.
     "MessageType", "EntryType", "ConfChangeType", "ConfChangeTransition", "StateRole",
     "ReadOnlyOption",
@@ -25,6 +25,7 @@ EXPECTED = {
     "ConfChangeRefusedError", "PromotionNotReadyError", "TooManyLearnersError",
     "TransferRefusedError", "NoLeaderError", "ReadyStaleError", "InvalidStateError",
     "ForeignReadyError", "ReadyNotPersistedError", "InvalidMessageError",
+    "PanicError",
     "__version__",
 }
 

@@ -235,11 +235,7 @@ impl<S: Storage> Raft<S> {
         let raft_log = RaftLog::new(store, c.committed_size_per_ready())?;
         let rs = raft_log.store.initial_state()?;
         check_stored_state(&raft_log, &rs)?;
-        let seed = if c.seed == 0 {
-            c.id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d
-        } else {
-            c.seed
-        };
+        let seed = c.election_seed();
         let mut r = Raft {
             id: c.id,
             term: 0,

@@ -38,8 +38,9 @@
 //!
 //! Node configs start from `Config::new(id)`, i.e. raftlet's defaults:
 //! **pre-vote and check-quorum ON**, `election_tick = 10`,
-//! `heartbeat_tick = 1`, and a seed derived from the id (so runs are
-//! deterministic). Turn features off in the tweak closure passed to
+//! `heartbeat_tick = 1`, and a fixed seed derived from the id
+//! ([`fixed_seed`], so runs are deterministic; raftlet's own default, seed
+//! 0, draws one from the OS). Turn features off in the tweak closure passed to
 //! [`Cluster::new`]. The closure gets every node's config (look at `c.id` to
 //! tweak one node only).
 //!
@@ -198,6 +199,14 @@ pub struct Cluster {
     pub dump_on_panic: bool,
 }
 
+/// The election-timeout seed every node of a [`Cluster`] gets unless a
+/// tweak sets another: the one raftlet derived from the id when `seed` 0
+/// still meant that, so the timelines these scenarios were written against
+/// stay the same run after run.
+pub fn fixed_seed(id: u64) -> u64 {
+    id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d
+}
+
 fn obs_of(rn: &RawNode<MemoryStorage>) -> Obs {
     let s = rn.basic_status();
     Obs {
@@ -299,6 +308,7 @@ impl Cluster {
 
     fn insert_node(&mut self, id: u64, storage: MemoryStorage, cs: Option<ConfState>) {
         let mut config = Config::new(id);
+        config.seed = fixed_seed(id);
         (self.tweak)(&mut config);
         let rn = RawNode::new(&config, storage.clone())
             .unwrap_or_else(|e| panic!("RawNode::new for node {id}: {e}"));
@@ -884,6 +894,7 @@ impl Cluster {
     /// [`Cluster::restart`] with an extra config tweak (e.g. another seed).
     pub fn restart_with(&mut self, id: u64, tweak: impl Fn(&mut Config)) {
         let mut config = Config::new(id);
+        config.seed = fixed_seed(id);
         (self.tweak)(&mut config);
         tweak(&mut config);
         let n = self.nodes.get_mut(&id).expect("node");

@@ -18,6 +18,7 @@ __all__ = [
     "InvalidMessageError",
     "InvalidStateError",
     "NoLeaderError",
+    "PanicError",
     "PromotionNotReadyError",
     "ProposalDroppedError",
     "RaftError",
@@ -147,6 +148,14 @@ class ReadyNotPersistedError(RaftError):
     """The ``Ready`` cannot be advanced: the storage lacks its entries or
     snapshot (or those of an earlier ``Ready`` it would cover). Persist
     them first; nothing was acknowledged."""
+
+
+class PanicError(RaftError):
+    """raftlet panicked inside its core: a broken internal invariant, or a
+    host that broke the storage contract (for example compacting entries
+    that were committed but not yet handed out to apply). The message is
+    the panic's. The node is unusable afterwards (every call raises
+    ``InvalidStateError``): restart it from its storage."""
 
 
 class InvalidStateError(RaftError):

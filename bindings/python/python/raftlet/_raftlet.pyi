@@ -18,6 +18,7 @@ from raftlet._enums import (
 )
 
 __all__ = [
+    "BasicStatus",
     "ConfChange",
     "ConfChangeSingle",
     "ConfChangeV2",
@@ -76,7 +77,9 @@ class Config:
         promote_max_lag: How many entries behind the leader's last index a
             learner may be when promoted.
         max_learners: The most learners the configuration may hold.
-        seed: The election-timeout RNG seed (0 derives one from ``id``).
+        seed: The election-timeout RNG seed: 0 (the default) draws one from
+            the OS each time a node is created, so restarts do not repeat
+            their timeouts; any other value makes them reproducible.
         coalesce_appends: Whether the leader coalesces the appends of
             proposals made between two Readies into one message per peer.
 
@@ -305,6 +308,12 @@ class RawNode:
     A node may be shared between threads: calls are serialized by a lock,
     and ``step()`` and ``ready()`` release the GIL.
 
+    A panic inside the core raises ``PanicError`` (a ``RaftError``); the
+    node is unusable afterwards (``InvalidStateError``). Log records go to
+    ``logging.getLogger("raftlet")``; the core builds only the records that
+    logger keeps, reading its level when a node is created and at every
+    ``campaign()``, ``tick()`` and ``ready()``.
+
     Args:
         config: The node's configuration.
         storage: The storage the node restarts from and reads its log from.
@@ -332,7 +341,8 @@ class RawNode:
                 appears twice, or is both a voter and a learner.
         """
     def tick(self) -> None:
-        """Advances the logical clock by one tick."""
+        """Advances the logical clock by one tick (and reads the level of
+        ``logging.getLogger("raftlet")``)."""
     def campaign(self) -> None:
         """Makes this node campaign at once (pre-vote first when enabled).
 
@@ -499,6 +509,13 @@ class RawNode:
         """Reports that every committed entry handed out so far is applied."""
     def status(self) -> Status:
         """Returns the node's full status (peers' progress only on the leader)."""
+    def basic_status(self) -> BasicStatus:
+        """Returns the cheap part of the status (etcd ``BasicStatus``).
+
+        Id, hard and soft state, applied index and lead transferee, read in
+        one call under the node's lock, without the configuration or the
+        peers' progress.
+        """
     def close(self) -> None:
         """Drops the node now; later calls raise ``InvalidStateError``. Idempotent."""
     @property
@@ -579,6 +596,10 @@ class Ready:
     def persisted_messages(self) -> list[Message]:
         """Messages to send only once the writes of this Ready and of every
         earlier one are durable (vote requests, vote and append responses)."""
+    def all_messages(self) -> list[Message]:
+        """Returns every message in one new list, ``messages`` first, then
+        ``persisted_messages``: what a synchronous host sends once the write
+        of this Ready is durable (etcd's ``Ready.Messages``)."""
     @property
     def must_sync(self) -> bool:
         """Whether the write of this Ready must be synced to disk."""
@@ -1087,6 +1108,44 @@ class Progress:
     @property
     def inflight(self) -> int:
         """The number of append messages in flight to the peer."""
+
+@final
+class BasicStatus:
+    """The cheap part of a node's state, taken by ``RawNode.basic_status()``
+    (etcd ``BasicStatus``)."""
+
+    @property
+    def id(self) -> int:
+        """The node's id."""
+    @property
+    def term(self) -> int:
+        """The current term."""
+    @property
+    def vote(self) -> int:
+        """Whom the node voted for in this term (0 for nobody)."""
+    @property
+    def commit(self) -> int:
+        """The commit index."""
+    @property
+    def leader_id(self) -> int:
+        """The known leader (0 for none)."""
+    @property
+    def raft_state(self) -> StateRole:
+        """The node's role (a ``str``: ``raft_state == "Leader"``)."""
+    @property
+    def applied(self) -> int:
+        """The last index the host reported applied."""
+    @property
+    def lead_transferee(self) -> int:
+        """The target of a leader transfer under way (0 for none)."""
+    @property
+    def hard_state(self) -> HardState:
+        """Term, vote and commit."""
+    @property
+    def soft_state(self) -> SoftState:
+        """Leader and role."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
 @final
 class Status:

@@ -222,6 +222,7 @@ struct Env {
 fn env_config(id: u64) -> Config {
     Config {
         id,
+        seed: super::fixed_seed(id),
         election_tick: 3,
         heartbeat_tick: 1,
         max_size_per_msg: u64::MAX,
