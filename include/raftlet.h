@@ -21,6 +21,23 @@
  *    (RAFTLET_ERR_READY_FOREIGN), a ready advanced twice or persisted or
  *    advanced out of order (RAFTLET_ERR_READY_STALE) leave the node and
  *    the storage unchanged; see raftlet_node_ready.
+ *
+ * The Ready contract (a ready from raftlet_node_ready):
+ *  - Persist its snapshot, then its entries, then its hard state; sync when
+ *    must_sync. The write need not be atomic: a crash may keep any prefix
+ *    of those, and the node restarts safely from it.
+ *  - raftlet_ready_message* may be sent at once, before or while the ready
+ *    is written: they need nothing not yet durable (a leader's appends and
+ *    heartbeats in a durable term, heartbeat responses, pre-vote requests,
+ *    forwarded proposals and reads).
+ *  - raftlet_ready_persisted_message* may be sent only once the writes of
+ *    this ready and of every earlier one are durable: vote requests, vote
+ *    and append responses, and every message sent while the node's term or
+ *    vote was not yet durable.
+ *  - Several readies may be in flight: their writes must become durable in
+ *    the order the readies were taken, and each is acknowledged
+ *    (raftlet_node_advance or raftlet_node_advance_append) once durable, in
+ *    that order. Meanwhile the host may step, tick and propose.
  */
 
 #ifndef RAFTLET_H
@@ -677,7 +694,9 @@ raftlet_result raftlet_node_conf_state(const struct raftlet_node *node,
 // Releases a ready and every view it handed out. NULL is a no-op.
 void raftlet_ready_free(struct raftlet_ready *ready);
 
-// The number of messages to send at once (appends, heartbeats, votes).
+// The number of messages that may be sent at once, before or while the
+// ready is written (a leader's appends and heartbeats in a durable term,
+// heartbeat responses, pre-vote requests, forwarded proposals and reads).
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_message_count(const struct raftlet_ready *ready, size_t *count_out);
 
@@ -688,8 +707,9 @@ raftlet_result raftlet_ready_message(const struct raftlet_ready *ready,
                                      size_t index,
                                      struct raftlet_message_view *message_out);
 
-// The number of messages to send only after the ready's writes are
-// durable (append and vote responses).
+// The number of messages to send only once the writes of this ready and
+// of every earlier one are durable (vote requests, vote and append
+// responses, anything sent while the node's term or vote was not durable).
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_persisted_message_count(const struct raftlet_ready *ready,
                                                      size_t *count_out);

@@ -234,7 +234,9 @@ pub unsafe extern "C" fn raftlet_ready_free(ready: *mut raftlet_ready) {
     });
 }
 
-/// The number of messages to send at once (appends, heartbeats, votes).
+/// The number of messages that may be sent at once, before or while the
+/// ready is written (a leader's appends and heartbeats in a durable term,
+/// heartbeat responses, pre-vote requests, forwarded proposals and reads).
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_ready_message_count(
@@ -269,8 +271,9 @@ pub unsafe extern "C" fn raftlet_ready_message(
     })
 }
 
-/// The number of messages to send only after the ready's writes are
-/// durable (append and vote responses).
+/// The number of messages to send only once the writes of this ready and
+/// of every earlier one are durable (vote requests, vote and append
+/// responses, anything sent while the node's term or vote was not durable).
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_ready_persisted_message_count(
