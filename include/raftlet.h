@@ -14,7 +14,30 @@
  *    serialises calls. A ready handle is immutable once created.
  *  - No function aborts or unwinds into C: a Rust panic is caught and
  *    reported as RAFTLET_PANIC, and the node it happened in refuses further
- *    calls with RAFTLET_PANIC.
+ *    calls with RAFTLET_PANIC. Such a panic prints nothing: its message
+ *    goes to the log callback (raftlet_set_log_callback, level 3), if one
+ *    is installed, and to raftlet_last_error_message().
+ *  - Host mistakes get error codes, never a panic: a ready of another node
+ *    (RAFTLET_ERR_READY_FOREIGN), a ready advanced twice or persisted or
+ *    advanced out of order (RAFTLET_ERR_READY_STALE) leave the node and
+ *    the storage unchanged; see raftlet_node_ready.
+ *
+ * The Ready contract (a ready from raftlet_node_ready):
+ *  - Persist its snapshot, then its entries, then its hard state; sync when
+ *    must_sync. The write need not be atomic: a crash may keep any prefix
+ *    of those, and the node restarts safely from it.
+ *  - raftlet_ready_message* may be sent at once, before or while the ready
+ *    is written: they need nothing not yet durable (a leader's appends and
+ *    heartbeats in a durable term, heartbeat responses, pre-vote requests,
+ *    forwarded proposals and reads).
+ *  - raftlet_ready_persisted_message* may be sent only once the writes of
+ *    this ready and of every earlier one are durable: vote requests, vote
+ *    and append responses, and every message sent while the node's term or
+ *    vote was not yet durable.
+ *  - Several readies may be in flight: their writes must become durable in
+ *    the order the readies were taken, and each is acknowledged
+ *    (raftlet_node_advance or raftlet_node_advance_append) once durable, in
+ *    that order. Meanwhile the host may step, tick and propose.
  */
 
 #ifndef RAFTLET_H
@@ -82,8 +105,18 @@ enum raftlet_result
   RAFTLET_ERR_NULL_ARG = 100,
   // An argument was out of range or malformed.
   RAFTLET_ERR_INVALID_ARG = 101,
-  // The ready handle was already advanced.
+  // The ready was already advanced, or it is out of order: a later
+  // ready of its node was already advanced (raftlet_node_advance,
+  // raftlet_node_advance_append, raftlet_storage_append_ready) or
+  // persisted to this storage (raftlet_storage_append_ready).
   RAFTLET_ERR_READY_STALE = 102,
+  // The ready was handed out by another node (raftlet_node_advance,
+  // raftlet_node_advance_append).
+  RAFTLET_ERR_READY_FOREIGN = 103,
+  // The ready cannot be advanced: the node's storage lacks its entries
+  // or snapshot, or those of an earlier ready it would cover (persist
+  // them first).
+  RAFTLET_ERR_READY_NOT_PERSISTED = 104,
   // A panic was caught inside the library; the node is poisoned.
   RAFTLET_PANIC = 200,
 };
@@ -158,8 +191,11 @@ typedef struct raftlet_node raftlet_node;
 // An opaque Ready batch, created by raftlet_node_ready and released by
 // raftlet_ready_free. Every view it hands out (bytes included) stays valid
 // until raftlet_ready_free, even after the ready is advanced; accessors
-// called after raftlet_node_advance return RAFTLET_ERR_READY_STALE.
-// A ready is immutable: it may be read from any thread.
+// called after raftlet_node_advance (or raftlet_node_advance_append) of
+// this ready return RAFTLET_ERR_READY_STALE. A ready only covered by the
+// advance of a later one stays readable, but can no longer be persisted
+// or advanced. A ready may outlive its node (it is then only readable).
+// Its contents are immutable: it may be read from any thread.
 typedef struct raftlet_ready raftlet_ready;
 
 // An opaque handle to a MemoryStorage. The storage is shared: a node
@@ -584,8 +620,10 @@ raftlet_result raftlet_ready_membership_event(const struct raftlet_ready *ready,
 // (0 debug .. 3 error) and above; `user_data` is passed back unchanged.
 // A NULL `callback` removes the current one. Replacing or removing a
 // callback while other threads log is safe; a record in flight may still
-// reach the previous callback. Returns RAFTLET_OK or
-// RAFTLET_ERR_INVALID_ARG (min_level above 3).
+// reach the previous callback. A panic caught inside the library (a bug
+// in raftlet, reported as RAFTLET_PANIC) is logged here at level 3 with
+// node id 0, and printed nowhere else (not to stderr). Returns RAFTLET_OK
+// or RAFTLET_ERR_INVALID_ARG (min_level above 3).
 raftlet_result raftlet_set_log_callback(raftlet_log_callback callback,
                                         void *user_data,
                                         uint32_t min_level);
@@ -762,19 +800,43 @@ raftlet_result raftlet_node_has_ready(const struct raftlet_node *node, bool *has
 // Takes the next ready. On success `*ready_out` owns a new handle: read
 // it, persist it (raftlet_storage_append_ready), send its messages, apply
 // its committed entries, then call raftlet_node_advance and finally
-// raftlet_ready_free. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+// raftlet_ready_free.
+//
+// Readies are numbered in the order they are taken. Several may be in
+// flight at once (taken before the previous one is durable), but they
+// must be persisted and acknowledged (raftlet_node_advance or
+// raftlet_node_advance_append) in that order, each once. Acknowledging a
+// ready covers the earlier ones not acknowledged yet: a covered ready can
+// no longer be persisted or acknowledged (RAFTLET_ERR_READY_STALE), nor
+// can a ready acknowledged itself. A host that runs the Ready loop from
+// several threads must keep that order itself (for instance one thread at
+// a time from raftlet_node_ready to raftlet_node_advance): the library
+// refuses what arrives out of order, which leaves the node and the
+// storage as they were, but it cannot write what the host skipped.
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_node_ready(struct raftlet_node *node, struct raftlet_ready **ready_out);
 
-// Reports that `ready` was fully handled (persisted, sent, applied). The
-// ready becomes stale: its accessors return RAFTLET_ERR_READY_STALE, but
-// views already taken stay valid until raftlet_ready_free. Returns
-// RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE (advanced
-// twice) or RAFTLET_ERR_INVALID_ARG (a ready of another node).
+// Reports that `ready` was fully handled: persisted, sent, and its
+// committed entries (and those of earlier readies) applied; committed
+// entries of later readies, if any were taken, are not reported applied.
+// The ready becomes stale: its accessors return RAFTLET_ERR_READY_STALE,
+// but views already taken stay valid until raftlet_ready_free. Earlier
+// readies not advanced yet are covered (see raftlet_node_ready). Returns
+// RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE (the ready
+// was already advanced, or a later ready was: readies are advanced in
+// the order they were taken), RAFTLET_ERR_READY_FOREIGN (a ready handed
+// out by another node, including one freed before this node was created),
+// RAFTLET_ERR_READY_NOT_PERSISTED (the node's storage lacks the entries or
+// the snapshot of this ready, or of an earlier one it would cover: the
+// node would read them back later) or RAFTLET_PANIC (the node is
+// poisoned). On an error nothing changes.
+// Two threads advancing the same ready: exactly one gets RAFTLET_OK.
 raftlet_result raftlet_node_advance(struct raftlet_node *node, struct raftlet_ready *ready);
 
 // Reports that `ready`'s writes are durable, for hosts that apply
 // asynchronously (follow with raftlet_node_advance_apply_to). The ready
-// becomes stale as with raftlet_node_advance. Same result codes.
+// becomes stale and earlier readies are covered as with
+// raftlet_node_advance. Same result codes and rules.
 raftlet_result raftlet_node_advance_append(struct raftlet_node *node, struct raftlet_ready *ready);
 
 // Reports that committed entries up to `index` are applied.
@@ -828,7 +890,9 @@ raftlet_result raftlet_node_conf_state(const struct raftlet_node *node,
 // Releases a ready and every view it handed out. NULL is a no-op.
 void raftlet_ready_free(struct raftlet_ready *ready);
 
-// The number of messages to send at once (appends, heartbeats, votes).
+// The number of messages that may be sent at once, before or while the
+// ready is written (a leader's appends and heartbeats in a durable term,
+// heartbeat responses, pre-vote requests, forwarded proposals and reads).
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_message_count(const struct raftlet_ready *ready, size_t *count_out);
 
@@ -839,8 +903,9 @@ raftlet_result raftlet_ready_message(const struct raftlet_ready *ready,
                                      size_t index,
                                      struct raftlet_message_view *message_out);
 
-// The number of messages to send only after the ready's writes are
-// durable (append and vote responses).
+// The number of messages to send only once the writes of this ready and
+// of every earlier one are durable (vote requests, vote and append
+// responses, anything sent while the node's term or vote was not durable).
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_persisted_message_count(const struct raftlet_ready *ready,
                                                      size_t *count_out);
@@ -1003,8 +1068,24 @@ raftlet_result raftlet_storage_append_entry(struct raftlet_storage *storage,
 // Persists what a Ready asks for: its snapshot (if any), its entries and
 // its hard state (if any), in that order. This is step 1 of the Ready loop
 // for hosts that keep their log in this storage. Call it before
-// raftlet_node_advance. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
-// RAFTLET_ERR_READY_STALE (the ready was already advanced), or a storage code.
+// raftlet_node_advance.
+//
+// Readies must be persisted in the order they were taken, each once (see
+// raftlet_node_ready). The storage remembers the last ready it persisted
+// (its node and number) and refuses, with RAFTLET_ERR_READY_STALE and
+// without writing anything, a ready that is not newer: the same ready
+// again, an earlier ready of the same node, or a ready of a node created
+// before that one (a node this storage was restarted from since). Also
+// refused as stale: a ready that was advanced, or one covered by the
+// advance of a later ready of its node. Persisting an old ready again
+// would replace newer entries and roll back the hard state under the
+// node. On an error nothing is written; a ready whose persistence failed
+// must not be advanced, nor any later ready until it is persisted (the
+// node would take its entries as durable, and fail with RAFTLET_PANIC
+// when it reads them back).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE, or a
+// storage code (RAFTLET_ERR_UNAVAILABLE for entries that would leave a
+// gap, RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE).
 raftlet_result raftlet_storage_append_ready(struct raftlet_storage *storage,
                                             const struct raftlet_ready *ready);
 

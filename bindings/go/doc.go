@@ -72,6 +72,15 @@
 //     refuses a committed change, where etcd panics.
 //   - DefaultConfig turns check-quorum and pre-vote on, raftlet's defaults;
 //     a Config literal keeps etcd's zero values.
+//   - Readies are persisted and advanced in the order they were taken,
+//     each once. A mistake is refused, with nothing written or
+//     acknowledged: AppendReady returns ErrReadyStale for a Ready advanced
+//     or released already, or not newer than the one it persisted last;
+//     TryAdvance returns ErrReadyStale (advanced twice, or covered by the
+//     Advance of a later Ready), ErrReadyForeign (not this node's) or
+//     ErrReadyNotPersisted (its entries or snapshot are not in the
+//     storage). Advance, which has no result in etcd's API, ignores such
+//     a Ready.
 //
 // # Handles
 //

@@ -32,6 +32,8 @@ const (
 	CodeNullArg                        Code = 100
 	CodeInvalidArg                     Code = 101
 	CodeReadyStale                     Code = 102
+	CodeReadyForeign                   Code = 103
+	CodeReadyNotPersisted              Code = 104
 	CodePanic                          Code = 200
 )
 
@@ -109,8 +111,19 @@ var (
 	ErrNullArg = &Error{CodeNullArg, "NULL argument"}
 	// ErrInvalidArg: an argument was out of range or malformed.
 	ErrInvalidArg = &Error{CodeInvalidArg, "invalid argument"}
-	// ErrReadyStale: the Ready was already advanced.
+	// ErrReadyStale: the Ready was already advanced, or it is out of
+	// order: a later Ready of its node was advanced (which released it),
+	// or persisted to the storage before it (MemoryStorage.AppendReady).
+	// Nothing was written or acknowledged.
 	ErrReadyStale = &Error{CodeReadyStale, "the Ready was already advanced"}
+	// ErrReadyForeign: the Ready was not handed out by this node's Ready
+	// (another node's, or one built by hand). Nothing was acknowledged.
+	ErrReadyForeign = &Error{CodeReadyForeign, "the Ready was handed out by another node"}
+	// ErrReadyNotPersisted: the Ready cannot be advanced because its
+	// entries or snapshot (or those of an earlier Ready it would cover)
+	// are not in the node's storage: persist it first
+	// (MemoryStorage.AppendReady). Nothing was acknowledged.
+	ErrReadyNotPersisted = &Error{CodeReadyNotPersisted, "the Ready is not persisted"}
 	// ErrPanic: the library caught a panic (a bug in raftlet); the node is
 	// poisoned and refuses every later call.
 	ErrPanic = &Error{CodePanic, "panic inside raftlet"}

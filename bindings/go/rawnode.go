@@ -1,6 +1,7 @@
 package raftlet
 
 import (
+	"errors"
 	"runtime"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -337,17 +338,43 @@ func (rn *RawNode) Ready() Ready {
 }
 
 // Advance tells the node that rd was handled: persisted, sent and
-// applied. Readies taken before rd and not advanced are released too. A
-// Ready advanced twice, or one that did not come from this node's Ready,
-// is ignored.
+// applied. Readies taken before rd and not advanced are covered by it and
+// released. A Ready the node refuses is ignored, as etcd's Advance would
+// take it: one advanced twice or released, one that did not come from
+// this node's Ready, or one whose entries or snapshot are not in the
+// storage yet; TryAdvance reports why.
 func (rn *RawNode) Advance(rd Ready) {
-	p, err := rn.ptr()
-	must(err)
-	if rd.h == nil || rd.h.p == nil || rd.rn != rn {
+	err := rn.TryAdvance(rd)
+	if err == nil || errors.Is(err, ErrReadyStale) || errors.Is(err, ErrReadyForeign) ||
+		errors.Is(err, ErrReadyNotPersisted) {
 		return
 	}
-	must(cNodeAdvance(p, rd.h.p))
+	panic(err) // a closed or poisoned node, as for the other methods
+}
+
+// TryAdvance is Advance with the outcome. Errors: ErrReadyStale (rd was
+// already advanced, or released by the Advance of a later Ready: readies
+// are advanced in the order they were taken), ErrReadyForeign (rd did
+// not come from this node's Ready), ErrReadyNotPersisted (the storage
+// lacks rd's entries or snapshot, or those of an earlier Ready it would
+// cover: AppendReady first), ErrClosed and ErrPanic. On an error nothing
+// is acknowledged and rd stays as it was.
+func (rn *RawNode) TryAdvance(rd Ready) error {
+	p, err := rn.ptr()
+	if err != nil {
+		return err
+	}
+	if rd.h == nil || rd.rn != rn {
+		return &Error{CodeReadyForeign, "the Ready was not handed out by this node"}
+	}
+	if rd.h.p == nil {
+		return &Error{CodeReadyStale, "the Ready was already advanced or released"}
+	}
+	err = cNodeAdvance(p, rd.h.p)
 	runtime.KeepAlive(rn)
+	if err != nil {
+		return err
+	}
 	rd.h.p, rd.h.env = nil, nil
 	// Earlier readies are covered by this one: release them.
 	for i, r := range rn.h.pending {
@@ -360,6 +387,7 @@ func (rn *RawNode) Advance(rd Ready) {
 			break
 		}
 	}
+	return nil
 }
 
 // ReadIndex requests a linearizable read; the answer comes as a ReadState

@@ -42,7 +42,8 @@ func TestErrorMatchesItsSentinelOnly(t *testing.T) {
 		ErrUnavailable, ErrSnapOutOfDate, ErrSnapshotTemporarilyUnavailable, ErrStorage,
 		ErrConfigInvalid, ErrDecode, ErrConfChangeRefused, ErrPromotionNotReady,
 		ErrTooManyLearners, ErrTransferRefused, ErrNoLeader, ErrInvalidState,
-		ErrInvalidMessage, ErrNullArg, ErrInvalidArg, ErrReadyStale, ErrPanic,
+		ErrInvalidMessage, ErrNullArg, ErrInvalidArg, ErrReadyStale, ErrReadyForeign, ErrReadyNotPersisted,
+		ErrPanic,
 	}
 	for _, s := range sentinels {
 		if !strings.HasPrefix(s.Code.String(), "RAFTLET_") || s.Code.String() == "RAFTLET_UNKNOWN" {

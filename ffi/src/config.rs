@@ -38,10 +38,10 @@ pub unsafe extern "C" fn raftlet_config_free(config: *mut raftlet_config) {
     if config.is_null() {
         return;
     }
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let _ = crate::boundary::catch(|| {
         // SAFETY: the pointer came from raftlet_config_new and is freed once.
         drop(unsafe { Box::from_raw(config) });
-    }));
+    });
 }
 
 /// Checks the configuration (raftlet::Config::validate). Returns RAFTLET_OK,

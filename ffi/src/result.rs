@@ -54,8 +54,18 @@ pub enum raftlet_result {
     RAFTLET_ERR_NULL_ARG = 100,
     /// An argument was out of range or malformed.
     RAFTLET_ERR_INVALID_ARG = 101,
-    /// The ready handle was already advanced.
+    /// The ready was already advanced, or it is out of order: a later
+    /// ready of its node was already advanced (raftlet_node_advance,
+    /// raftlet_node_advance_append, raftlet_storage_append_ready) or
+    /// persisted to this storage (raftlet_storage_append_ready).
     RAFTLET_ERR_READY_STALE = 102,
+    /// The ready was handed out by another node (raftlet_node_advance,
+    /// raftlet_node_advance_append).
+    RAFTLET_ERR_READY_FOREIGN = 103,
+    /// The ready cannot be advanced: the node's storage lacks its entries
+    /// or snapshot, or those of an earlier ready it would cover (persist
+    /// them first).
+    RAFTLET_ERR_READY_NOT_PERSISTED = 104,
     /// A panic was caught inside the library; the node is poisoned.
     RAFTLET_PANIC = 200,
 }
@@ -140,6 +150,8 @@ pub extern "C" fn raftlet_result_str(code: u32) -> *const c_char {
         100 => b"RAFTLET_ERR_NULL_ARG\0",
         101 => b"RAFTLET_ERR_INVALID_ARG\0",
         102 => b"RAFTLET_ERR_READY_STALE\0",
+        103 => b"RAFTLET_ERR_READY_FOREIGN\0",
+        104 => b"RAFTLET_ERR_READY_NOT_PERSISTED\0",
         200 => b"RAFTLET_PANIC\0",
         _ => b"RAFTLET_UNKNOWN\0",
     };

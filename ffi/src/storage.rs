@@ -1,5 +1,8 @@
 //! `raftlet_storage`: the in-memory storage shared by a node and its host.
 
+use std::sync::atomic::Ordering;
+
+use parking_lot::Mutex;
 use raftlet_core::pb::{ConfState, Decode, Encode, Entry, HardState, Message, Snapshot};
 use raftlet_core::MemoryStorage;
 
@@ -11,6 +14,10 @@ use crate::result::{code, fail, from_error, raftlet_result, raftlet_result::*};
 /// before or after the node. Thread-safe (a lock inside).
 pub struct raftlet_storage {
     pub(crate) inner: MemoryStorage,
+    /// The ready raftlet_storage_append_ready persisted last, as (node
+    /// generation, ready number); (0, 0) before the first. Held across the
+    /// whole append so that the check and the write are one step.
+    appended: Mutex<(u64, u64)>,
 }
 
 fn st<'a>(p: *const raftlet_storage) -> &'a raftlet_storage {
@@ -30,6 +37,7 @@ pub unsafe extern "C" fn raftlet_storage_new_memory(
         check_null!(storage_out);
         let b = Box::new(raftlet_storage {
             inner: MemoryStorage::new(),
+            appended: Mutex::new((0, 0)),
         });
         // SAFETY: non-null output pointer.
         unsafe { *storage_out = Box::into_raw(b) };
@@ -43,10 +51,10 @@ pub unsafe extern "C" fn raftlet_storage_free(storage: *mut raftlet_storage) {
     if storage.is_null() {
         return;
     }
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let _ = crate::boundary::catch(|| {
         // SAFETY: from raftlet_storage_new_memory, freed once.
         drop(unsafe { Box::from_raw(storage) });
-    }));
+    });
 }
 
 /// Sets the configuration the storage reports at start (voters and
@@ -128,8 +136,24 @@ pub unsafe extern "C" fn raftlet_storage_append_entry(
 /// Persists what a Ready asks for: its snapshot (if any), its entries and
 /// its hard state (if any), in that order. This is step 1 of the Ready loop
 /// for hosts that keep their log in this storage. Call it before
-/// raftlet_node_advance. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
-/// RAFTLET_ERR_READY_STALE (the ready was already advanced), or a storage code.
+/// raftlet_node_advance.
+///
+/// Readies must be persisted in the order they were taken, each once (see
+/// raftlet_node_ready). The storage remembers the last ready it persisted
+/// (its node and number) and refuses, with RAFTLET_ERR_READY_STALE and
+/// without writing anything, a ready that is not newer: the same ready
+/// again, an earlier ready of the same node, or a ready of a node created
+/// before that one (a node this storage was restarted from since). Also
+/// refused as stale: a ready that was advanced, or one covered by the
+/// advance of a later ready of its node. Persisting an old ready again
+/// would replace newer entries and roll back the hard state under the
+/// node. On an error nothing is written; a ready whose persistence failed
+/// must not be advanced, nor any later ready until it is persisted (the
+/// node would take its entries as durable, and fail with RAFTLET_PANIC
+/// when it reads them back).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE, or a
+/// storage code (RAFTLET_ERR_UNAVAILABLE for entries that would leave a
+/// gap, RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_append_ready(
     storage: *mut raftlet_storage,
@@ -139,21 +163,67 @@ pub unsafe extern "C" fn raftlet_storage_append_ready(
         check_null!(storage, ready);
         // SAFETY: non-null handle from raftlet_node_ready.
         let rd = unsafe { &*ready };
+        let number = rd.rd.number();
         if rd.is_stale() {
-            return fail(RAFTLET_ERR_READY_STALE, "the ready was already advanced");
+            return fail(
+                RAFTLET_ERR_READY_STALE,
+                format!("ready {number} was already advanced"),
+            );
         }
-        let mut s = st(storage).inner.wl();
+        let done = rd.track.advanced.load(Ordering::Acquire);
+        if number <= done {
+            return fail(
+                RAFTLET_ERR_READY_STALE,
+                format!(
+                    "ready {number} is covered by ready {done}, which its node already \
+                     advanced: persist readies in the order they were taken"
+                ),
+            );
+        }
+        let store = st(storage);
+        let mut appended = store.appended.lock();
+        let this = (rd.generation(), number);
+        if this <= *appended {
+            let why = if this.0 < appended.0 {
+                format!(
+                    "ready {number} comes from a node older than the one whose ready {} \
+                     this storage persisted last",
+                    appended.1
+                )
+            } else {
+                format!(
+                    "ready {number} is not newer than ready {}, persisted before: \
+                     persist readies in the order they were taken, each once",
+                    appended.1
+                )
+            };
+            return fail(RAFTLET_ERR_READY_STALE, why);
+        }
+        let mut s = store.inner.wl();
         if let Some(snap) = &rd.rd.snapshot {
+            // Entries that would not follow the snapshot fail after it is
+            // applied: refuse them first, so nothing is written on an error.
+            if let Some(first) = rd.rd.entries.first() {
+                if first.index > snap.metadata.index.saturating_add(1) {
+                    return fail(
+                        RAFTLET_ERR_UNAVAILABLE,
+                        "the ready's entries do not follow its snapshot",
+                    );
+                }
+            }
             if let Err(e) = s.apply_snapshot(snap.clone()) {
                 return from_error(&e);
             }
         }
+        // Without a snapshot this is the first write; with one, the entries
+        // follow it (checked above) and cannot fail.
         if let Err(e) = s.append(&rd.rd.entries) {
             return from_error(&e);
         }
         if let Some(hs) = rd.rd.hard_state {
             s.set_hard_state(hs);
         }
+        *appended = this;
         RAFTLET_OK
     })
 }

@@ -514,13 +514,16 @@ static void test_version_and_result_str(void) {
     NAME(RAFTLET_ERR_NULL_ARG);
     NAME(RAFTLET_ERR_INVALID_ARG);
     NAME(RAFTLET_ERR_READY_STALE);
+    NAME(RAFTLET_ERR_READY_FOREIGN);
+    NAME(RAFTLET_ERR_READY_NOT_PERSISTED);
     NAME(RAFTLET_PANIC);
 #undef NAME
     /* The numbers are fixed forever. */
     CHECK(RAFTLET_ERR_INVALID_STATE == 16 && RAFTLET_ERR_INVALID_MESSAGE == 17 &&
-          RAFTLET_ERR_NULL_ARG == 100 &&
-          RAFTLET_ERR_READY_STALE == 102 && RAFTLET_PANIC == 200);
-    const uint32_t unknown[] = {18, 50, 99, 103, 199, 201, 1000, 0x7fffffffu, 0xffffffffu};
+          RAFTLET_ERR_NULL_ARG == 100 && RAFTLET_ERR_READY_STALE == 102 &&
+          RAFTLET_ERR_READY_FOREIGN == 103 && RAFTLET_ERR_READY_NOT_PERSISTED == 104 &&
+          RAFTLET_PANIC == 200);
+    const uint32_t unknown[] = {18, 50, 99, 105, 199, 201, 1000, 0x7fffffffu, 0xffffffffu};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         CHECK_STR(raftlet_result_str(unknown[i]), "RAFTLET_UNKNOWN");
     }
@@ -1518,8 +1521,8 @@ static void test_single_node(void) {
     EXPECT_OK(raftlet_storage_new_memory(&st2));
     EXPECT_OK(raftlet_storage_set_conf_state(st2, voters, 1, NULL, 0));
     EXPECT_OK(raftlet_node_new(cfg, st2, &other));
-    EXPECT_RC(raftlet_node_advance(other, rd), RAFTLET_ERR_INVALID_ARG);
-    EXPECT_RC(raftlet_node_advance_append(other, rd), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_node_advance(other, rd), RAFTLET_ERR_READY_FOREIGN);
+    EXPECT_RC(raftlet_node_advance_append(other, rd), RAFTLET_ERR_READY_FOREIGN);
     EXPECT_OK(raftlet_ready_entry_count(rd, &n_ent));
     raftlet_node_free(other);
     raftlet_storage_free(st2);
@@ -1993,6 +1996,472 @@ static void test_three_nodes(void) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Host mistakes: error codes, and the node and storage left as they were    */
+/* ------------------------------------------------------------------------ */
+
+/* What a mistake must not move: term, vote, commit, role, applied, the
+ * storage's log bounds and the configuration. */
+typedef struct {
+    raftlet_status st;
+    uint64_t first, last;
+    uint8_t cs[256];
+    size_t cs_len;
+} node_view;
+
+static node_view view_of(raftlet_node *node, raftlet_storage *storage) {
+    node_view v;
+    memset(&v, 0, sizeof v);
+    H_OK(raftlet_node_status(node, &v.st));
+    H_OK(raftlet_storage_bounds(storage, &v.first, &v.last));
+    H_OK(raftlet_node_conf_state(node, v.cs, sizeof v.cs, &v.cs_len));
+    return v;
+}
+
+static bool same_view(const node_view *a, const node_view *b) {
+    return a->st.term == b->st.term && a->st.vote == b->st.vote &&
+           a->st.commit == b->st.commit && a->st.role == b->st.role &&
+           a->st.lead == b->st.lead && a->st.applied == b->st.applied &&
+           a->first == b->first && a->last == b->last && a->cs_len == b->cs_len &&
+           memcmp(a->cs, b->cs, a->cs_len) == 0;
+}
+
+#define CHECK_UNMOVED(id, before)                                  \
+    do {                                                           \
+        node_view now_ = view_of(H[id].node, H[id].storage);       \
+        CHECK(same_view(&now_, &(before)));                        \
+    } while (0)
+
+static size_t ready_entries(raftlet_ready *rd) {
+    size_t n = 0;
+    H_OK(raftlet_ready_entry_count(rd, &n));
+    return n;
+}
+
+static size_t ready_committed(raftlet_ready *rd) {
+    size_t n = 0;
+    H_OK(raftlet_ready_committed_entry_count(rd, &n));
+    return n;
+}
+
+/* A correct Ready loop still works: a proposal commits and is applied. */
+static void check_still_works(uint64_t id, const char *data) {
+    size_t applied = H[id].applied_normal;
+    uint64_t term = status_of(id).term;
+    EXPECT_OK(raftlet_node_propose(H[id].node, B(data), strlen(data)));
+    settle();
+    CHECK(H[id].applied_normal == applied + 1);
+    CHECK(H[id].last_len == strlen(data) && memcmp(H[id].last_data, data, H[id].last_len) == 0);
+    raftlet_status s = status_of(id);
+    CHECK(s.term == term && s.role == 2 && s.applied == s.commit);
+}
+
+/* Readies persisted or advanced out of order, advanced before being
+ * persisted, twice, or on the wrong node: each refused, nothing moved. */
+static void test_ready_order_mistakes(void) {
+    reset_cluster();
+    const uint64_t voters[] = {1};
+    start_node(1, voters, 1, NULL, 0);
+    raftlet_node *n = H[1].node;
+    raftlet_storage *s = H[1].storage;
+    EXPECT_OK(raftlet_node_campaign(n));
+    settle();
+    CHECK(status_of(1).role == 2);
+
+    /* Two readies in flight, one entry each, nothing committed yet. */
+    EXPECT_OK(raftlet_node_propose(n, B("a"), 1));
+    raftlet_ready *rd1 = NULL, *rd2 = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd1));
+    EXPECT_OK(raftlet_node_propose(n, B("b"), 1));
+    EXPECT_OK(raftlet_node_ready(n, &rd2));
+    CHECK(ready_entries(rd1) == 1 && ready_entries(rd2) == 1);
+    CHECK(ready_committed(rd1) == 0 && ready_committed(rd2) == 0);
+    node_view v0 = view_of(n, s);
+
+    /* Ready 2 before ready 1: its entry would leave a gap. */
+    EXPECT_RC(raftlet_storage_append_ready(s, rd2), RAFTLET_ERR_UNAVAILABLE);
+    CHECK_UNMOVED(1, v0);
+    /* Advancing what is not persisted would make the node read back
+     * entries that are not there. */
+    EXPECT_RC(raftlet_node_advance(n, rd2), RAFTLET_ERR_READY_NOT_PERSISTED);
+    EXPECT_RC(raftlet_node_advance_append(n, rd2), RAFTLET_ERR_READY_NOT_PERSISTED);
+    EXPECT_RC(raftlet_node_advance(n, rd1), RAFTLET_ERR_READY_NOT_PERSISTED);
+    CHECK(strstr(raftlet_last_error_message(), "storage") != NULL);
+    CHECK_UNMOVED(1, v0);
+
+    /* In order: fine. */
+    EXPECT_OK(raftlet_storage_append_ready(s, rd1));
+    EXPECT_OK(raftlet_storage_append_ready(s, rd2));
+    node_view v1 = view_of(n, s);
+    CHECK(v1.last == v0.last + 2 && v1.st.commit == v0.st.commit);
+    /* Persisting ready 1 again would replace ready 2's entry under the
+     * node; ready 2 again is refused too. */
+    EXPECT_RC(raftlet_storage_append_ready(s, rd1), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "order") != NULL);
+    EXPECT_RC(raftlet_storage_append_ready(s, rd2), RAFTLET_ERR_READY_STALE);
+    CHECK_UNMOVED(1, v1);
+
+    /* Advance 2 then 1: ready 1 is covered by ready 2. */
+    EXPECT_OK(raftlet_node_advance_append(n, rd2));
+    node_view v2 = view_of(n, s);
+    CHECK(v2.st.commit == v1.last); /* its own acknowledgement counted */
+    EXPECT_RC(raftlet_node_advance(n, rd1), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_node_advance_append(n, rd1), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_storage_append_ready(s, rd1), RAFTLET_ERR_READY_STALE);
+    /* Twice: refused, with every accessor of the advanced ready. */
+    EXPECT_RC(raftlet_node_advance(n, rd2), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_node_advance_append(n, rd2), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_storage_append_ready(s, rd2), RAFTLET_ERR_READY_STALE);
+    ready_stale(rd2);
+    CHECK_UNMOVED(1, v2);
+    /* A covered ready stays readable. */
+    raftlet_entry_view ev;
+    EXPECT_OK(raftlet_ready_entry(rd1, 0, &ev));
+    CHECK_BYTES(ev.data, "a");
+    raftlet_ready_free(rd1);
+    raftlet_ready_free(rd2);
+    settle(); /* applies a and b */
+    CHECK(H[1].applied_normal == 2);
+    check_still_works(1, "after-order");
+
+    /* A ready of a node freed before another was created (possibly at the
+     * same address): refused by the new node and by any other. */
+    raftlet_config *cfg = NULL;
+    raftlet_storage *gone_st = NULL;
+    raftlet_node *gone = NULL;
+    H_OK(raftlet_config_new(1, &cfg));
+    H_OK(raftlet_storage_new_memory(&gone_st));
+    H_OK(raftlet_storage_set_conf_state(gone_st, voters, 1, NULL, 0));
+    H_OK(raftlet_node_new(cfg, gone_st, &gone));
+    H_OK(raftlet_node_campaign(gone));
+    raftlet_ready *orphan = NULL;
+    EXPECT_OK(raftlet_node_ready(gone, &orphan));
+    raftlet_node_free(gone);
+    raftlet_node *fresh = NULL;
+    H_OK(raftlet_node_new(cfg, gone_st, &fresh));
+    raftlet_node *same_address = fresh == gone ? fresh : NULL;
+    node_view vf = view_of(fresh, gone_st);
+    EXPECT_RC(raftlet_node_advance(fresh, orphan), RAFTLET_ERR_READY_FOREIGN);
+    EXPECT_RC(raftlet_node_advance_append(fresh, orphan), RAFTLET_ERR_READY_FOREIGN);
+    CHECK(strstr(raftlet_last_error_message(), "another node") != NULL);
+    node_view vf2 = view_of(fresh, gone_st);
+    CHECK(same_view(&vf, &vf2));
+    node_view v3 = view_of(n, s);
+    EXPECT_RC(raftlet_node_advance(n, orphan), RAFTLET_ERR_READY_FOREIGN);
+    CHECK_UNMOVED(1, v3);
+    /* It outlives its node, readable. */
+    bool has_ss = false;
+    raftlet_soft_state ss;
+    EXPECT_OK(raftlet_ready_soft_state(orphan, &has_ss, &ss));
+    CHECK(has_ss);
+    raftlet_ready_free(orphan);
+    if (same_address) {
+        printf("#   (the new node reused the freed node's address)\n");
+    }
+    raftlet_node_free(fresh);
+    raftlet_storage_free(gone_st);
+
+    /* A storage restarted under a new node refuses the old node's ready. */
+    raftlet_storage *rs = NULL;
+    raftlet_node *old_node = NULL, *new_node = NULL;
+    H_OK(raftlet_storage_new_memory(&rs));
+    H_OK(raftlet_storage_set_conf_state(rs, voters, 1, NULL, 0));
+    H_OK(raftlet_node_new(cfg, rs, &old_node));
+    H_OK(raftlet_node_campaign(old_node));
+    raftlet_ready *old_rd = NULL;
+    EXPECT_OK(raftlet_node_ready(old_node, &old_rd));
+    H_OK(raftlet_node_new(cfg, rs, &new_node));
+    H_OK(raftlet_node_campaign(new_node));
+    for (int i = 0; i < 10; i++) { /* the new node leads */
+        bool has = false;
+        H_OK(raftlet_node_has_ready(new_node, &has));
+        if (!has) {
+            break;
+        }
+        raftlet_ready *r = NULL;
+        H_OK(raftlet_node_ready(new_node, &r));
+        H_OK(raftlet_storage_append_ready(rs, r));
+        H_OK(raftlet_node_advance(new_node, r));
+        raftlet_ready_free(r);
+    }
+    node_view vn = view_of(new_node, rs);
+    CHECK(vn.st.role == 2);
+    EXPECT_RC(raftlet_storage_append_ready(rs, old_rd), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "older") != NULL);
+    node_view vn2 = view_of(new_node, rs);
+    CHECK(same_view(&vn, &vn2));
+    raftlet_ready_free(old_rd);
+    raftlet_node_free(old_node);
+    raftlet_node_free(new_node);
+    raftlet_storage_free(rs);
+    raftlet_config_free(cfg);
+    check_still_works(1, "after-restart");
+    reset_cluster();
+}
+
+/* A follower's snapshot advanced before it is persisted. */
+static void test_snapshot_not_persisted(void) {
+    reset_cluster();
+    const uint64_t voters[] = {1, 2};
+    start_node(1, voters, 2, NULL, 0);
+    raftlet_node *n = H[1].node;
+    raftlet_storage *s = H[1].storage;
+    pbuf snap = enc_snapshot(10, 2, voters, 2, "s");
+    pbuf m = enc_msg(7 /* MsgSnap */, 1, 2, 2);
+    pb_bytes(&m, 9, snap.b, snap.n);
+    EXPECT_OK(raftlet_node_step(n, m.b, m.n));
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    bool has = false;
+    raftlet_snapshot_view sv;
+    EXPECT_OK(raftlet_ready_snapshot(rd, &has, &sv));
+    CHECK(has && sv.index == 10 && sv.term == 2);
+    node_view v0 = view_of(n, s);
+    EXPECT_RC(raftlet_node_advance(n, rd), RAFTLET_ERR_READY_NOT_PERSISTED);
+    CHECK(strstr(raftlet_last_error_message(), "snapshot") != NULL);
+    EXPECT_RC(raftlet_node_advance_append(n, rd), RAFTLET_ERR_READY_NOT_PERSISTED);
+    CHECK_UNMOVED(1, v0);
+    /* Persisted, it advances, and the node follows leader 2. */
+    EXPECT_OK(raftlet_storage_append_ready(s, rd));
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    raftlet_ready_free(rd);
+    raftlet_status st = status_of(1);
+    CHECK(st.term == 2 && st.commit == 10 && st.lead == 2);
+    uint64_t first = 0, last = 0;
+    EXPECT_OK(raftlet_storage_bounds(s, &first, &last));
+    CHECK(first == 11 && last == 10);
+    pbuf hb = enc_msg(8 /* MsgHeartbeat */, 1, 2, 2);
+    pb_u64(&hb, 8, 10);
+    EXPECT_OK(raftlet_node_step(n, hb.b, hb.n));
+    rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    size_t nm = 0;
+    EXPECT_OK(raftlet_ready_message_count(rd, &nm));
+    raftlet_message_view mv;
+    CHECK(nm == 1 && raftlet_ready_message(rd, 0, &mv) == RAFTLET_OK && mv.msg_type == 9 &&
+          mv.to == 2);
+    EXPECT_OK(raftlet_storage_append_ready(s, rd));
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    raftlet_ready_free(rd);
+    reset_cluster();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hostile input through the C ABI: typed errors, nothing moved              */
+/* ------------------------------------------------------------------------ */
+
+#define MAX_BOUND ((UINT64_C(1) << 63) - 1) /* the largest term or index accepted */
+
+/* Steps `m` into node `id` and checks it is refused as an invalid message
+ * with the node, its storage and its ready queue left as they were. */
+static void step_refused(uint64_t id, const pbuf *m, const char *why, int line) {
+    node_view before = view_of(H[id].node, H[id].storage);
+    bool had = false;
+    H_OK(raftlet_node_has_ready(H[id].node, &had));
+    raftlet_result rc = raftlet_node_step(H[id].node, m->b, m->n);
+    check_rc_(rc, RAFTLET_ERR_INVALID_MESSAGE, __FILE__, line, why);
+    node_view after = view_of(H[id].node, H[id].storage);
+    bool has = had;
+    H_OK(raftlet_node_has_ready(H[id].node, &has));
+    check_(same_view(&before, &after) && has == had, __FILE__, line, why);
+}
+#define STEP_REFUSED(id, m) step_refused((id), &(m), #m, __LINE__)
+
+/* A ConfChange (v1) with any type and id, bypassing the checked encoder. */
+static pbuf raw_cc(uint64_t type, uint64_t node_id) {
+    pbuf p = {{0}, 0};
+    pb_u64(&p, 2, type);
+    pb_u64(&p, 3, node_id);
+    return p;
+}
+
+/* A ConfChangeV2 with one change, any transition, type and id. */
+static pbuf raw_cc_v2(uint64_t transition, uint64_t type, uint64_t node_id) {
+    pbuf single = {{0}, 0};
+    pb_u64(&single, 1, type);
+    pb_u64(&single, 2, node_id);
+    pbuf p = {{0}, 0};
+    pb_u64(&p, 1, transition);
+    pb_bytes(&p, 2, single.b, single.n);
+    return p;
+}
+
+static void cc_refused(uint64_t id, const pbuf *cc, bool v2, const char *why, int line) {
+    node_view before = view_of(H[id].node, H[id].storage);
+    raftlet_result rc = raftlet_node_propose_conf_change(H[id].node, cc->b, cc->n, v2);
+    check_rc_(rc, RAFTLET_ERR_CONF_CHANGE_REFUSED, __FILE__, line, why);
+    node_view after = view_of(H[id].node, H[id].storage);
+    bool has = true;
+    H_OK(raftlet_node_has_ready(H[id].node, &has));
+    check_(same_view(&before, &after) && !has, __FILE__, line, why);
+}
+#define CC_REFUSED(id, cc, v2) cc_refused((id), &(cc), (v2), #cc, __LINE__)
+
+static void test_hostile_input(void) {
+    reset_cluster();
+    /* Node 1 leads {1}; node 2 is a follower of {1, 2, 3} that knows no
+     * leader yet. Both have nothing to do. */
+    const uint64_t solo[] = {1};
+    const uint64_t three[] = {1, 2, 3};
+    start_node(1, solo, 1, NULL, 0);
+    EXPECT_OK(raftlet_node_campaign(H[1].node));
+    settle();
+    CHECK(status_of(1).role == 2);
+    EXPECT_OK(raftlet_node_propose(H[1].node, B("x"), 1));
+    settle();
+    start_node(2, three, 3, NULL, 0);
+    cut[2] = true; /* node 2 hears from nobody but this test */
+    settle();
+
+    /* Terms past the bound, in every message type a peer sends in its own
+     * name, to the leader and to the follower. */
+    const int32_t peer_types[] = {3, 4, 5, 6, 7, 8, 9, 14, 16, 17, 18};
+    const uint64_t bad_terms[] = {UINT64_MAX, UINT64_MAX - 1, MAX_BOUND + 1};
+    for (size_t i = 0; i < sizeof peer_types / sizeof peer_types[0]; i++) {
+        for (size_t j = 0; j < sizeof bad_terms / sizeof bad_terms[0]; j++) {
+            pbuf to_leader = enc_msg(peer_types[i], 1, 2, bad_terms[j]);
+            STEP_REFUSED(1, to_leader);
+            pbuf to_follower = enc_msg(peer_types[i], 2, 3, bad_terms[j]);
+            STEP_REFUSED(2, to_follower);
+        }
+    }
+    /* Huge indexes, commits, log terms and reject hints. */
+    const unsigned fields[] = {5 /* log_term */, 6 /* index */, 8 /* commit */,
+                               11 /* reject_hint */};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        pbuf app = enc_msg(3 /* MsgApp */, 2, 3, 1);
+        pb_u64(&app, fields[f], UINT64_MAX);
+        STEP_REFUSED(2, app);
+        pbuf resp = enc_msg(4 /* MsgAppResp */, 1, 2, 1);
+        pb_u64(&resp, fields[f], MAX_BOUND + 1);
+        STEP_REFUSED(1, resp);
+        pbuf hb = enc_msg(8 /* MsgHeartbeat */, 2, 3, 1);
+        pb_u64(&hb, fields[f], UINT64_MAX);
+        STEP_REFUSED(2, hb);
+    }
+    /* An entry at a huge index or term, and a snapshot at a huge index. */
+    pbuf far_entry = enc_entry(1, UINT64_MAX, "far");
+    pbuf app_far = enc_msg(3, 2, 3, 1);
+    pb_bytes(&app_far, 7, far_entry.b, far_entry.n);
+    STEP_REFUSED(2, app_far);
+    pbuf late_entry = enc_entry(UINT64_MAX, 1, "late");
+    pbuf app_late = enc_msg(3, 2, 3, 1);
+    pb_bytes(&app_late, 7, late_entry.b, late_entry.n);
+    STEP_REFUSED(2, app_late);
+    pbuf far_snap = enc_snapshot(UINT64_MAX, 1, three, 3, "s");
+    pbuf snap_far = enc_msg(7 /* MsgSnap */, 2, 3, 1);
+    pb_bytes(&snap_far, 9, far_snap.b, far_snap.n);
+    STEP_REFUSED(2, snap_far);
+    const uint64_t bad_members[] = {1, 0};
+    pbuf zero_snap = enc_snapshot(10, 1, bad_members, 2, "s");
+    pbuf snap_zero = enc_msg(7, 2, 3, 1);
+    pb_bytes(&snap_zero, 9, zero_snap.b, zero_snap.n);
+    STEP_REFUSED(2, snap_zero);
+    /* Unknown message types. */
+    const int32_t unknown_types[] = {24, 99, 1000, -1};
+    for (size_t i = 0; i < sizeof unknown_types / sizeof unknown_types[0]; i++) {
+        pbuf u = enc_msg(unknown_types[i], 2, 3, 1);
+        STEP_REFUSED(2, u);
+        pbuf ul = enc_msg(unknown_types[i], 1, 2, 1);
+        STEP_REFUSED(1, ul);
+    }
+    /* Senders that cannot be members. */
+    const uint64_t reserved[] = {0, UINT64_MAX, UINT64_MAX - 1};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+        pbuf vote = enc_msg(5 /* MsgVote */, 2, reserved[i], 1);
+        STEP_REFUSED(2, vote);
+        pbuf app = enc_msg(3, 2, reserved[i], 1);
+        STEP_REFUSED(2, app);
+        pbuf resp = enc_msg(9 /* MsgHeartbeatResp */, 1, reserved[i], 1);
+        STEP_REFUSED(1, resp);
+    }
+    /* The bound itself is accepted (the follower takes the term). */
+    pbuf at_bound = enc_msg(8, 2, 3, MAX_BOUND);
+    EXPECT_OK(raftlet_node_step(H[2].node, at_bound.b, at_bound.n));
+    CHECK(status_of(2).term == MAX_BOUND && status_of(2).lead == 3);
+    settle();
+
+    /* Conf changes no node can apply, on the leader: unknown types and
+     * transitions, and ids that cannot be members. Nothing is appended. */
+    pbuf bad_type = raw_cc(7, 2);
+    CC_REFUSED(1, bad_type, false);
+    pbuf neg_type = raw_cc(UINT64_MAX, 2); /* -1 as an int32 */
+    CC_REFUSED(1, neg_type, false);
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+        pbuf add = raw_cc(0 /* AddNode */, reserved[i]);
+        CC_REFUSED(1, add, false);
+        pbuf learner = raw_cc(3 /* AddLearnerNode */, reserved[i]);
+        CC_REFUSED(1, learner, false);
+        pbuf v2 = raw_cc_v2(0, 0, reserved[i]);
+        CC_REFUSED(1, v2, true);
+    }
+    pbuf bad_transition = raw_cc_v2(3, 0, 2);
+    CC_REFUSED(1, bad_transition, true);
+    pbuf v2_bad_type = raw_cc_v2(0, 9, 2);
+    CC_REFUSED(1, v2_bad_type, true);
+    /* ... on the follower too, which would forward them. */
+    pbuf follower_cc = raw_cc(0, UINT64_MAX);
+    CC_REFUSED(2, follower_cc, false);
+
+    /* Configurations no node can start from, through the storage. */
+    const uint64_t max_minus_one[] = {1, UINT64_MAX - 1};
+    const uint64_t twice[] = {1, 1};
+    const uint64_t learner_zero[] = {0};
+    node_view before = view_of(H[1].node, H[1].storage);
+    EXPECT_RC(raftlet_storage_set_conf_state(H[1].storage, max_minus_one, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(H[1].storage, twice, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(H[1].storage, solo, 1, learner_zero, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    pbuf cs_max = enc_conf_state(max_minus_one, 2);
+    EXPECT_RC(raftlet_storage_set_conf_state_encoded(H[1].storage, cs_max.b, cs_max.n),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    CHECK_UNMOVED(1, before);
+    /* A node restarted from that storage still has {1}. */
+    raftlet_config *cfg = NULL;
+    raftlet_node *again = NULL;
+    H_OK(raftlet_config_new(1, &cfg));
+    EXPECT_OK(raftlet_node_new(cfg, H[1].storage, &again));
+    raftlet_status rs;
+    EXPECT_OK(raftlet_node_status(again, &rs));
+    CHECK(rs.voters_count == 1 && rs.learners_count == 0 && rs.commit == before.st.commit);
+    raftlet_node_free(again);
+
+    /* Bootstrap memberships that cannot be: refused, no trace. */
+    raftlet_storage *bs = NULL;
+    raftlet_node *bn = NULL;
+    H_OK(raftlet_storage_new_memory(&bs));
+    H_OK(raftlet_node_new(cfg, bs, &bn));
+    node_view empty = view_of(bn, bs);
+    const uint64_t max_voter[] = {1, UINT64_MAX};
+    const uint64_t learner_max[] = {UINT64_MAX - 1};
+    EXPECT_RC(raftlet_node_bootstrap(bn, max_minus_one, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, max_voter, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, twice, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, solo, 1, learner_zero, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, solo, 1, learner_max, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    node_view still_empty = view_of(bn, bs);
+    CHECK(same_view(&empty, &still_empty));
+    bool has = true;
+    EXPECT_OK(raftlet_node_has_ready(bn, &has));
+    CHECK(!has);
+    /* A correct bootstrap then works. */
+    EXPECT_OK(raftlet_node_bootstrap(bn, solo, 1, NULL, 0));
+    EXPECT_OK(raftlet_node_has_ready(bn, &has));
+    CHECK(has);
+    raftlet_node_free(bn);
+    raftlet_storage_free(bs);
+    raftlet_config_free(cfg);
+
+    /* The leader goes on. */
+    check_still_works(1, "after-hostile");
+    reset_cluster();
+}
+
+/* ------------------------------------------------------------------------ */
 /* The learner lifecycle: learner-first membership, automatic and standby   */
 /* promotion, weak reads, the leader's view of its learners                 */
 /* ------------------------------------------------------------------------ */
@@ -2306,6 +2775,9 @@ int main(void) {
     RUN(test_conf_changes);
     RUN(test_bootstrap);
     RUN(test_three_nodes);
+    RUN(test_ready_order_mistakes);
+    RUN(test_snapshot_not_persisted);
+    RUN(test_hostile_input);
     RUN(test_learner_config);
     RUN(test_learner_auto_promotion);
     RUN(test_learner_standby);

@@ -61,6 +61,8 @@ static TOO_MANY_LEARNERS: ExcClass = ExcClass::new("TooManyLearnersError");
 static TRANSFER_REFUSED: ExcClass = ExcClass::new("TransferRefusedError");
 static NO_LEADER: ExcClass = ExcClass::new("NoLeaderError");
 static READY_STALE: ExcClass = ExcClass::new("ReadyStaleError");
+static FOREIGN_READY: ExcClass = ExcClass::new("ForeignReadyError");
+static READY_NOT_PERSISTED: ExcClass = ExcClass::new("ReadyNotPersistedError");
 static INVALID_STATE: ExcClass = ExcClass::new("InvalidStateError");
 static INVALID_MESSAGE: ExcClass = ExcClass::new("InvalidMessageError");
 static PANIC_ERROR: ExcClass = ExcClass::new("PanicError");
@@ -117,6 +119,16 @@ pub fn raft_err(e: Error) -> PyErr {
 /// `ReadyStaleError` with `msg`.
 pub fn ready_stale(msg: &str) -> PyErr {
     READY_STALE.err(msg)
+}
+
+/// `ForeignReadyError` with `msg` (a Ready of another node).
+pub fn foreign_ready(msg: &str) -> PyErr {
+    FOREIGN_READY.err(msg)
+}
+
+/// `ReadyNotPersistedError` with `msg`.
+pub fn ready_not_persisted(msg: &str) -> PyErr {
+    READY_NOT_PERSISTED.err(msg)
 }
 
 /// `InvalidStateError` with `msg` (a closed node, a node poisoned by a

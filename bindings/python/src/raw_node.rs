@@ -24,7 +24,9 @@ use raftlet::{MemoryStorage, RawNode, Ready, SnapshotStatus};
 
 use crate::config::PyConfig;
 use crate::convert::{state_role, type_name, BytesArg, Ids, U64};
-use crate::errors::{invalid_state, panic_error, ready_stale, IntoPy};
+use crate::errors::{
+    foreign_ready, invalid_state, panic_error, ready_not_persisted, ready_stale, IntoPy,
+};
 use crate::learner::{PyLocalRead, PyMembershipEvent};
 use crate::status::{PyBasicStatus, PyStatus};
 use crate::storage::PyMemoryStorage;
@@ -79,7 +81,74 @@ fn no_panic<R>(f: impl FnOnce() -> Result<R, NodeUnusable>) -> Result<R, NodeUnu
     }
 }
 
-type Guard<'a> = MutexGuard<'a, Option<RawNode<MemoryStorage>>>;
+type Guard<'a> = MutexGuard<'a, Option<NodeState>>;
+
+/// The node and what the binding tracks about its Readies, under one lock.
+struct NodeState {
+    rn: RawNode<MemoryStorage>,
+    /// The last committed index handed out by the Readies taken so far.
+    applying: u64,
+    /// What the Readies taken so far asked to write.
+    written: Written,
+    /// The number of the last Ready advanced (0 before the first): it and
+    /// every earlier one are acknowledged.
+    advanced: u64,
+}
+
+/// What a Ready, and the earlier ones it covers, asked the host to write:
+/// advancing it makes the node take that as durable and read it back
+/// from its storage later.
+#[derive(Debug, Clone, Copy, Default)]
+struct Written {
+    /// The last entry handed out for writing, as (index, term, the node's
+    /// term when it was handed out): the last entry of the log then, which
+    /// the core takes as stable.
+    entry: Option<(u64, u64, u64)>,
+    /// The highest snapshot index handed out (0 for none).
+    snapshot: u64,
+}
+
+impl Written {
+    /// Takes in what `rd` asks to write.
+    fn record(&mut self, rd: &Ready, term: u64) {
+        if let Some(e) = rd.entries.last() {
+            self.entry = Some((e.index, e.term, term));
+        }
+        if let Some(s) = &rd.snapshot {
+            self.snapshot = self.snapshot.max(s.metadata.index);
+        }
+    }
+
+    /// Whether the node's storage holds what was asked, as far as the core
+    /// relies on it: the snapshot, and the last entry unless the term
+    /// changed since it was handed out (the core then no longer takes it
+    /// as stable, and a newer leader's entries may have replaced it).
+    fn check(&self, rn: &RawNode<MemoryStorage>) -> Result<(), String> {
+        let store = rn.store();
+        let snap = store.rl().snapshot_ref().metadata.index;
+        if self.snapshot > snap {
+            return Err(format!(
+                "raftlet: the snapshot at index {} is not in the storage (it holds {snap})",
+                self.snapshot
+            ));
+        }
+        let Some((index, term, handed_out_in)) = self.entry else {
+            return Ok(());
+        };
+        if handed_out_in != rn.basic_status().hard_state.term {
+            return Ok(());
+        }
+        match raftlet::Storage::term(store, index) {
+            Ok(t) if t == term => Ok(()),
+            // Compacted after it was applied: it was there.
+            Err(raftlet::Error::Store(raftlet::StorageError::Compacted)) => Ok(()),
+            _ => Err(format!(
+                "raftlet: entry {index} (term {term}) is not in the storage: persist the \
+                 Ready before advancing it"
+            )),
+        }
+    }
+}
 
 /// A configuration change argument: a ``ConfChange`` or a ``ConfChangeV2``.
 fn conf_change_arg(cc: &Bound<'_, PyAny>) -> PyResult<ConfChangeI> {
@@ -106,7 +175,7 @@ fn conf_change_arg(cc: &Bound<'_, PyAny>) -> PyResult<ConfChangeI> {
 /// A node may be shared between threads (calls are serialized by a lock).
 #[pyclass(frozen, module = "raftlet._raftlet", name = "RawNode")]
 pub struct PyRawNode {
-    node: Mutex<Option<RawNode<MemoryStorage>>>,
+    node: Mutex<Option<NodeState>>,
     storage: Py<PyMemoryStorage>,
     serial: u64,
 }
@@ -126,46 +195,80 @@ impl PyRawNode {
         py: Python<'_>,
         f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R,
     ) -> PyResult<R> {
+        self.with_state(py, |st| f(&mut st.rn))
+    }
+
+    /// Runs `f` on the node and its Ready tracking under its lock.
+    fn with_state<R>(&self, py: Python<'_>, f: impl FnOnce(&mut NodeState) -> R) -> PyResult<R> {
         let r = no_panic(|| {
             let mut g = self.lock(py)?;
-            let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
-            Ok(f(node))
+            let st = g.as_mut().ok_or(NodeUnusable::Closed)?;
+            Ok(f(st))
         });
         crate::logging::flush(py);
         Ok(r?)
     }
 
-    /// Runs `f` on the node under its lock with the GIL released.
+    /// Runs `f` on the node and its Ready tracking under its lock with the
+    /// GIL released.
     fn with_detached<R: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R + Send,
+        f: impl FnOnce(&mut NodeState) -> R + Send,
     ) -> PyResult<R> {
         let r = py.detach(|| {
             no_panic(|| {
                 let mut g = self.node.lock().map_err(|_| NodeUnusable::Poisoned)?;
-                let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
-                Ok(f(node))
+                let st = g.as_mut().ok_or(NodeUnusable::Closed)?;
+                Ok(f(st))
             })
         });
         crate::logging::flush(py);
         Ok(r?)
     }
 
-    /// Marks `rd` used, checking that it belongs to this node.
-    fn take_ready(&self, rd: &PyReady) -> PyResult<u64> {
+    /// Acknowledges `rd` as durable (and, with `apply`, its committed
+    /// entries and those of earlier Readies as applied). Every check and
+    /// the acknowledgement happen under the node lock: of two threads
+    /// advancing the same Ready, exactly one succeeds; on an error nothing
+    /// changes.
+    fn advance_ready(&self, py: Python<'_>, rd: &PyReady, apply: bool) -> PyResult<()> {
         if rd.serial != self.serial {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "this Ready was produced by another RawNode",
+            return Err(foreign_ready(
+                "raftlet: this Ready was produced by another RawNode",
             ));
         }
-        if rd.used.swap(true, Ordering::AcqRel) {
-            return Err(ready_stale(&format!(
-                "raftlet: Ready {} was already advanced",
-                rd.number
-            )));
-        }
-        Ok(rd.number)
+        let number = rd.number;
+        self.with_state(py, |st| {
+            if rd.used.load(Ordering::Acquire) {
+                return Err(ready_stale(&format!(
+                    "raftlet: Ready {number} was already advanced"
+                )));
+            }
+            if number <= st.advanced {
+                return Err(ready_stale(&format!(
+                    "raftlet: Ready {number} is covered by Ready {}, advanced before it: \
+                     advance Readies in the order they were taken",
+                    st.advanced
+                )));
+            }
+            rd.written
+                .check(&st.rn)
+                .map_err(|why| ready_not_persisted(&why))?;
+            if rd.used.swap(true, Ordering::AcqRel) {
+                return Err(ready_stale(&format!(
+                    "raftlet: Ready {number} was already advanced"
+                )));
+            }
+            st.rn.on_persist_ready(number);
+            st.advanced = number;
+            if apply {
+                // Only what this Ready and the earlier ones handed out: a
+                // later Ready, taken already, may still be being applied.
+                st.rn.advance_apply_to(rd.applying);
+            }
+            Ok(())
+        })?
     }
 }
 
@@ -179,9 +282,14 @@ impl PyRawNode {
     fn new(config: PyRef<'_, PyConfig>, storage: Bound<'_, PyMemoryStorage>) -> PyResult<Self> {
         let store = storage.get().inner.clone();
         crate::logging::sync_level(storage.py());
-        let node = no_panic(|| Ok(RawNode::new(&config.inner, store)))?.py()?;
+        let rn = no_panic(|| Ok(RawNode::new(&config.inner, store)))?.py()?;
         Ok(PyRawNode {
-            node: Mutex::new(Some(node)),
+            node: Mutex::new(Some(NodeState {
+                rn,
+                applying: 0,
+                written: Written::default(),
+                advanced: 0,
+            })),
             storage: storage.unbind(),
             serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
         })
@@ -285,7 +393,7 @@ impl PyRawNode {
     fn step(&self, py: Python<'_>, message: PyRef<'_, PyMessage>) -> PyResult<()> {
         let m: Message = message.inner.clone();
         drop(message);
-        self.with_detached(py, move |n| n.step(m))?.py()
+        self.with_detached(py, move |st| st.rn.step(m))?.py()
     }
 
     /// Requests a linearizable read; the answer arrives as a ``ReadState``
@@ -377,32 +485,46 @@ impl PyRawNode {
     /// Takes the next batch of work (the GIL is released while it is
     /// built). Every Ready must be handed back with ``advance`` (or
     /// ``advance_append``) once handled.
+    ///
+    /// Several Readies may be in flight, but they are advanced in the
+    /// order they were taken, each once: advancing one covers the earlier
+    /// ones, which can no longer be advanced. A host that runs the Ready
+    /// loop from several threads must keep that order itself.
     fn ready(&self, py: Python<'_>) -> PyResult<PyReady> {
         crate::logging::sync_level(py);
-        let rd = self.with_detached(py, |n| n.ready())?;
-        PyReady::from_ready(py, self.serial, rd)
+        let (rd, applying, written) = self.with_detached(py, |st| {
+            let rd = st.rn.ready();
+            if let Some(last) = rd.committed_entries.last() {
+                st.applying = st.applying.max(last.index);
+            }
+            let term = st.rn.basic_status().hard_state.term;
+            st.written.record(&rd, term);
+            (rd, st.applying, st.written)
+        })?;
+        PyReady::from_ready(py, self.serial, rd, applying, written)
     }
 
     /// Reports that a Ready was fully handled: its writes are durable and
-    /// its committed entries applied.
+    /// its committed entries applied, with those of earlier Readies (not
+    /// those of later Readies already taken). Earlier Readies not advanced
+    /// yet are covered by it.
     ///
-    /// Raises ``ReadyStaleError`` if the Ready was already advanced.
+    /// Raises ``ReadyStaleError`` if the Ready was already advanced or a
+    /// later one was, ``ForeignReadyError`` (also a ``ValueError``) for a
+    /// Ready of another node and ``ReadyNotPersistedError`` when the
+    /// storage lacks its entries or snapshot (or an earlier Ready's it
+    /// would cover). Nothing changes on an error.
     fn advance(&self, py: Python<'_>, ready: PyRef<'_, PyReady>) -> PyResult<()> {
-        let number = self.take_ready(&ready)?;
-        self.with(py, |n| {
-            n.on_persist_ready(number);
-            n.advance_apply();
-        })
+        self.advance_ready(py, &ready, true)
     }
 
     /// Reports that a Ready's writes are durable, for hosts that apply
     /// committed entries asynchronously; follow up with
-    /// ``advance_apply_to``. Earlier Readies are taken as durable too.
+    /// ``advance_apply_to``. Earlier Readies are covered, as by ``advance``.
     ///
-    /// Raises ``ReadyStaleError`` if the Ready was already advanced.
+    /// Raises as ``advance`` does.
     fn advance_append(&self, py: Python<'_>, ready: PyRef<'_, PyReady>) -> PyResult<()> {
-        let number = self.take_ready(&ready)?;
-        self.with(py, |n| n.on_persist_ready(number))
+        self.advance_ready(py, &ready, false)
     }
 
     /// Reports that committed entries up to ``index`` are applied (capped
@@ -518,6 +640,10 @@ impl PyRawNode {
 pub struct PyReady {
     serial: u64,
     number: u64,
+    /// What advancing it reports applied.
+    applying: u64,
+    /// What advancing it makes the node take as durable.
+    written: Written,
     used: AtomicBool,
     soft_state: Option<Py<PySoftState>>,
     hard_state: Option<Py<PyHardState>>,
@@ -532,11 +658,19 @@ pub struct PyReady {
 }
 
 impl PyReady {
-    fn from_ready(py: Python<'_>, serial: u64, rd: Ready) -> PyResult<PyReady> {
+    fn from_ready(
+        py: Python<'_>,
+        serial: u64,
+        rd: Ready,
+        applying: u64,
+        written: Written,
+    ) -> PyResult<PyReady> {
         let number = rd.number();
         Ok(PyReady {
             serial,
             number,
+            applying,
+            written,
             used: AtomicBool::new(false),
             soft_state: rd
                 .soft_state

@@ -26,7 +26,7 @@ EXPECTED = {
     "SnapshotTemporarilyUnavailableError", "ConfigError", "DecodeError",
     "ConfChangeRefusedError", "PromotionNotReadyError", "TooManyLearnersError",
     "TransferRefusedError", "NoLeaderError", "ReadyStaleError", "InvalidStateError",
-    "InvalidMessageError",
+    "ForeignReadyError", "ReadyNotPersistedError", "InvalidMessageError",
     "PanicError",
     "__version__",
 }
@@ -55,6 +55,7 @@ def test_exception_hierarchy() -> None:
         assert issubclass(sub, raftlet.StorageError)
     assert issubclass(raftlet.ConfigError, ValueError)
     assert issubclass(raftlet.DecodeError, ValueError)
+    assert issubclass(raftlet.ForeignReadyError, ValueError)
     e = raftlet.PromotionNotReadyError("m", id=4, lag=7, pending_snapshot=True, recent_active=False)
     assert (str(e), e.id, e.lag, e.pending_snapshot, e.recent_active) == ("m", 4, 7, True, False)
 

@@ -14,6 +14,7 @@ __all__ = [
     "ConfChangeRefusedError",
     "ConfigError",
     "DecodeError",
+    "ForeignReadyError",
     "InvalidMessageError",
     "InvalidStateError",
     "NoLeaderError",
@@ -21,6 +22,7 @@ __all__ = [
     "PromotionNotReadyError",
     "ProposalDroppedError",
     "RaftError",
+    "ReadyNotPersistedError",
     "ReadyStaleError",
     "SnapshotOutOfDateError",
     "SnapshotTemporarilyUnavailableError",
@@ -132,7 +134,20 @@ class NoLeaderError(RaftError):
 
 
 class ReadyStaleError(RaftError):
-    """The ``Ready`` was already advanced."""
+    """The ``Ready`` was already advanced, or a later ``Ready`` of its node
+    was (Readies are advanced in the order they were taken). Nothing was
+    acknowledged."""
+
+
+class ForeignReadyError(RaftError, ValueError):
+    """The ``Ready`` was handed out by another ``RawNode``. Nothing was
+    acknowledged."""
+
+
+class ReadyNotPersistedError(RaftError):
+    """The ``Ready`` cannot be advanced: the storage lacks its entries or
+    snapshot (or those of an earlier ``Ready`` it would cover). Persist
+    them first; nothing was acknowledged."""
 
 
 class PanicError(RaftError):

@@ -521,31 +521,46 @@ class RawNode:
     def ready(self) -> Ready:
         """Takes the next batch of work (the GIL is released while it is built).
 
+        Several Readies may be in flight, but they are advanced in the
+        order they were taken, each once: advancing one covers the earlier
+        ones, which can no longer be advanced. A host that runs the Ready
+        loop from several threads must keep that order itself.
+
         Returns:
             The Ready; hand it back with ``advance`` once handled.
         """
     def advance(self, ready: Ready) -> None:
         """Reports that a Ready was fully handled (persisted and applied).
 
+        Its committed entries and those of earlier Readies are reported
+        applied, not those of later Readies already taken. Earlier Readies
+        not advanced yet are covered by it. Nothing changes on an error.
+
         Args:
             ready: A Ready of this node.
 
         Raises:
-            ReadyStaleError: The Ready was already advanced.
-            ValueError: The Ready comes from another node.
+            ReadyStaleError: The Ready, or a later one, was already advanced.
+            ForeignReadyError: The Ready comes from another node (also a
+                ValueError).
+            ReadyNotPersistedError: The storage lacks the Ready's entries or
+                snapshot (or those of an earlier Ready it would cover).
         """
     def advance_append(self, ready: Ready) -> None:
         """Reports that a Ready's writes are durable (asynchronous apply).
 
         Follow up with ``advance_apply_to`` as entries are applied.
-        Earlier Readies are taken as durable too.
+        Earlier Readies are covered, as by ``advance``.
 
         Args:
             ready: A Ready of this node.
 
         Raises:
-            ReadyStaleError: The Ready was already advanced.
-            ValueError: The Ready comes from another node.
+            ReadyStaleError: The Ready, or a later one, was already advanced.
+            ForeignReadyError: The Ready comes from another node (also a
+                ValueError).
+            ReadyNotPersistedError: The storage lacks the Ready's entries or
+                snapshot (or those of an earlier Ready it would cover).
         """
     def advance_apply_to(self, index: int) -> None:
         """Reports that committed entries up to ``index`` are applied.
