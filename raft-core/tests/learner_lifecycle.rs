@@ -435,3 +435,25 @@ fn learner_reads_weak_and_strong() {
         StateRole::Follower
     );
 }
+
+/// A member added but never started is "recently active" at first (the
+/// grace check-quorum gives a new peer), but it has answered nothing: even
+/// with a single round required and a short log (its lag is within the
+/// threshold), it is never auto-promoted.
+#[test]
+fn a_learner_that_never_started_is_never_auto_promoted() {
+    let mut c = Cluster::new(3, |cfg| {
+        cfg.auto_promote = true;
+        cfg.promote_min_active_rounds = 1;
+    });
+    c.campaign(1);
+    c.node_mut(1)
+        .rn
+        .add_member(4, "never-started")
+        .expect("add member");
+    c.stabilize();
+    c.tick_all_n(10 * ELECTION);
+    assert!(promotions(&c).is_empty(), "{:?}", promotions(&c));
+    assert_eq!(voters_of(&c, 1), vec![1, 2, 3]);
+    assert_eq!(learners_of(&c, 1), vec![4]);
+}

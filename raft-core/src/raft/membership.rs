@@ -106,13 +106,19 @@ impl<S: Storage> Raft<S> {
     /// Counts, for every peer, the consecutive check-quorum rounds it
     /// answered or stayed silent in; called at the end of each round,
     /// before `recent_active` is cleared for the next.
+    ///
+    /// A peer added by a conf change starts "recently active" (so that
+    /// check-quorum does not count it as lost before it could answer), but
+    /// that is credit, not an answer: a round counts as active only once
+    /// the peer has acknowledged an entry of ours (`matched > 0`), so a
+    /// member that never started is never promoted.
     pub(crate) fn count_activity_rounds(&mut self) {
         let id = self.id;
         self.trk.visit(|pid, pr| {
             if pid == id {
                 return;
             }
-            if pr.recent_active {
+            if pr.recent_active && pr.matched > 0 {
                 pr.active_rounds = pr.active_rounds.saturating_add(1);
                 pr.silent_rounds = 0;
             } else {
@@ -154,7 +160,7 @@ impl<S: Storage> Raft<S> {
             });
         }
         let needed = self.membership.min_active_rounds;
-        if u32::from(pr.active_rounds) < needed || !pr.recent_active {
+        if u32::from(pr.active_rounds) < needed || !pr.recent_active || pr.matched == 0 {
             return Some(NotPromotable::NotActiveLongEnough {
                 active_rounds: pr.active_rounds,
                 needed,
