@@ -325,7 +325,12 @@ impl<S: Storage> Raft<S> {
     }
 
     fn load_state(&mut self, hs: &HardState) -> Result<()> {
-        if hs.commit < self.raft_log.committed || hs.commit > self.raft_log.last_index() {
+        // NB: a stored commit below the snapshot is not an inconsistency.
+        // A Ready's write may be torn by a crash (the snapshot landed, the
+        // hard state after it did not), and a snapshot holds committed
+        // state only: its index stands (etcd would refuse to start).
+        let commit = hs.commit.max(self.raft_log.committed);
+        if commit > self.raft_log.last_index() {
             return Err(Error::InvalidState(format!(
                 "{} stored commit {} is out of range [{}, {}]",
                 self.id,
@@ -334,7 +339,7 @@ impl<S: Storage> Raft<S> {
                 self.raft_log.last_index()
             )));
         }
-        self.raft_log.committed = hs.commit;
+        self.raft_log.committed = commit;
         self.term = hs.term;
         self.vote = hs.vote;
         Ok(())
