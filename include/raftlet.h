@@ -74,6 +74,10 @@ enum raftlet_result
   RAFTLET_ERR_NO_LEADER = 15,
   // The operation does not fit the node's state.
   RAFTLET_ERR_INVALID_STATE = 16,
+  // A message from the network was refused before it reached the node:
+  // an unknown message type, a term or index above 2^63 - 1, or a peer
+  // message from an id that cannot be a member.
+  RAFTLET_ERR_INVALID_MESSAGE = 17,
   // A required pointer argument was NULL.
   RAFTLET_ERR_NULL_ARG = 100,
   // An argument was out of range or malformed.
@@ -170,6 +174,27 @@ typedef struct raftlet_status {
   // How many learners.
   size_t learners_count;
 } raftlet_status;
+
+// The cheap part of a node's status (etcd `BasicStatus`): what
+// raftlet_node_basic_status writes.
+typedef struct raftlet_basic_status {
+  // The node's id.
+  uint64_t id;
+  // The current term.
+  uint64_t term;
+  // The vote in that term (0 = none).
+  uint64_t vote;
+  // The commit index.
+  uint64_t commit;
+  // The known leader (0 = none).
+  uint64_t lead;
+  // 0 follower, 1 candidate, 2 leader, 3 pre-candidate.
+  uint32_t role;
+  // The applied index.
+  uint64_t applied;
+  // The target of a leader transfer under way (0 = none).
+  uint64_t lead_transferee;
+} raftlet_basic_status;
 
 // One peer's replication progress (on the leader).
 typedef struct raftlet_progress {
@@ -350,7 +375,9 @@ raftlet_result raftlet_config_set_promote_max_lag(struct raftlet_config *config,
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG.
 raftlet_result raftlet_config_set_max_learners(struct raftlet_config *config, uint64_t value);
 
-// Sets the seed of the election-timeout RNG (0 = derived from the id).
+// Sets the seed of the election-timeout RNG: 0 (the default) draws one
+// from the OS each time a node is created; any other value makes the
+// timeouts reproducible.
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_config_set_seed(struct raftlet_config *config, uint64_t value);
 
@@ -404,9 +431,13 @@ raftlet_result raftlet_conf_change_decode(const uint8_t *data,
                                           size_t data_len,
                                           struct raftlet_conf_change_single *change_out);
 
-// Decodes the routing fields of a raftpb-encoded message (validating the
-// whole message). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
-// RAFTLET_ERR_DECODE.
+// Decodes the routing fields of a raftpb-encoded message, validating the
+// whole message as raftlet_node_step would before stepping it: a
+// transport may call this to drop a bad message before routing it.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed
+// bytes) or RAFTLET_ERR_INVALID_MESSAGE (an unknown message type, a term
+// or index above 2^63 - 1, or a peer message from an id that cannot be a
+// member). `*header_out` is written only on RAFTLET_OK.
 raftlet_result raftlet_message_decode_header(const uint8_t *data,
                                              size_t data_len,
                                              struct raftlet_message_header *header_out);
@@ -440,8 +471,12 @@ void raftlet_node_free(struct raftlet_node *node);
 
 // Initializes a node over an empty storage with its first configuration
 // (`voters` and `learners`, which may be NULL when their count is 0).
-// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
-// (no voters, or the storage is not empty).
+// Everything is checked first: on an error nothing changes (no entry, no
+// hard state, no ready), and a corrected call may follow.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_STATE
+// (no voters, or the storage is not empty) or
+// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+// UINT64_MAX - 1, an id given twice, or a voter that is also a learner).
 raftlet_result raftlet_node_bootstrap(struct raftlet_node *node,
                                       const uint64_t *voters,
                                       size_t voters_len,
@@ -453,7 +488,9 @@ raftlet_result raftlet_node_bootstrap(struct raftlet_node *node,
 raftlet_result raftlet_node_tick(struct raftlet_node *node);
 
 // Makes the node campaign at once.
-// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
+// (the node's term or last index is at the limit 2^63 - 1, so it can
+// never campaign again).
 raftlet_result raftlet_node_campaign(struct raftlet_node *node);
 
 // Proposes `data` (copied) for the log. Returns RAFTLET_OK,
@@ -466,7 +503,10 @@ raftlet_result raftlet_node_propose(struct raftlet_node *node,
 // when `v2` is false, a ConfChangeV2 when true. Returns RAFTLET_OK,
 // RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE, RAFTLET_ERR_PROPOSAL_DROPPED,
 // RAFTLET_ERR_CONF_CHANGE_REFUSED, RAFTLET_ERR_PROMOTION_NOT_READY or
-// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal).
+// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal). A
+// change of an unknown type or transition, or of node 0, UINT64_MAX or
+// UINT64_MAX - 1, is refused with RAFTLET_ERR_CONF_CHANGE_REFUSED on
+// every node.
 raftlet_result raftlet_node_propose_conf_change(struct raftlet_node *node,
                                                 const uint8_t *cc,
                                                 size_t cc_len,
@@ -478,7 +518,9 @@ raftlet_result raftlet_node_propose_conf_change(struct raftlet_node *node,
 // `conf_state_cap` bytes; `*conf_state_len_out` (if not NULL) receives its
 // length either way. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
 // RAFTLET_ERR_DECODE, RAFTLET_ERR_CONF_CHANGE_REFUSED (configuration left
-// unchanged) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
+// unchanged; the change came from a leader that does not validate, such
+// as etcd's: log it and treat the entry as a no-op, as every raftlet node
+// does, and keep going) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
 // applied and the length reported).
 raftlet_result raftlet_node_apply_conf_change(struct raftlet_node *node,
                                               const uint8_t *cc,
@@ -490,8 +532,11 @@ raftlet_result raftlet_node_apply_conf_change(struct raftlet_node *node,
 
 // Feeds a raftpb-encoded message from a peer. Returns RAFTLET_OK,
 // RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed bytes),
-// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the
-// error the message caused (e.g. RAFTLET_ERR_PROPOSAL_DROPPED).
+// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_INVALID_MESSAGE (an unknown
+// message type, a term or index above 2^63 - 1, or a peer message from an
+// id that cannot be a member; the node is left unchanged),
+// RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the error the message caused (e.g.
+// RAFTLET_ERR_PROPOSAL_DROPPED).
 raftlet_result raftlet_node_step(struct raftlet_node *node, const uint8_t *msg, size_t msg_len);
 
 // Requests a linearizable read; the answer arrives as a read state
@@ -545,6 +590,13 @@ raftlet_result raftlet_node_advance_apply_to(struct raftlet_node *node, uint64_t
 // Writes the node's status. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_node_status(const struct raftlet_node *node,
                                    struct raftlet_status *status_out);
+
+// Writes the node's basic status: the scalars of raftlet_status without
+// the counts, read without copying the configuration or the peers'
+// progress (cheap enough to call on every loop iteration). May be called
+// from any thread. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_basic_status(const struct raftlet_node *node,
+                                         struct raftlet_basic_status *status_out);
 
 // Copies up to `cap` progress records (ascending peer id) into
 // `progress_out` and writes how many exist into `*len_out` (which may
@@ -603,6 +655,22 @@ raftlet_result raftlet_ready_persisted_message_count(const struct raftlet_ready 
 raftlet_result raftlet_ready_persisted_message(const struct raftlet_ready *ready,
                                                size_t index,
                                                struct raftlet_message_view *message_out);
+
+// The number of all messages, those to send at once and then the
+// persisted ones: what a synchronous host sends, in this order, once the
+// ready's writes (and every earlier ready's) are durable (etcd's
+// `Ready.Messages`). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_READY_STALE.
+raftlet_result raftlet_ready_all_message_count(const struct raftlet_ready *ready,
+                                               size_t *count_out);
+
+// Message `index` (0-based) of all messages: raftlet_ready_message for
+// `index` below raftlet_ready_message_count, then the persisted ones.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+// RAFTLET_ERR_INVALID_ARG (index out of range).
+raftlet_result raftlet_ready_all_message(const struct raftlet_ready *ready,
+                                         size_t index,
+                                         struct raftlet_message_view *message_out);
 
 // The number of entries to append to stable storage.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
@@ -711,7 +779,10 @@ void raftlet_storage_free(struct raftlet_storage *storage);
 // Sets the configuration the storage reports at start (voters and
 // learners), as a host does before creating the first node of a new
 // cluster. `voters`/`learners` may be NULL when their count is 0.
-// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+// UINT64_MAX - 1, an id given twice, or a voter that is also a learner;
+// the configuration held is kept).
 raftlet_result raftlet_storage_set_conf_state(struct raftlet_storage *storage,
                                               const uint64_t *voters,
                                               size_t voters_len,
@@ -727,7 +798,8 @@ raftlet_result raftlet_storage_set_hard_state(struct raftlet_storage *storage,
 
 // Appends one raftpb-encoded Entry (truncating any conflicting tail).
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+// are not consecutive).
 raftlet_result raftlet_storage_append_entry(struct raftlet_storage *storage,
                                             const uint8_t *entry,
                                             size_t entry_len);
@@ -741,8 +813,9 @@ raftlet_result raftlet_storage_append_ready(struct raftlet_storage *storage,
                                             const struct raftlet_ready *ready);
 
 // Replaces the storage's contents with a raftpb-encoded Snapshot.
-// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
+// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE or RAFTLET_ERR_CONF_CHANGE_REFUSED
+// (its configuration is invalid, as for raftlet_storage_set_conf_state).
 raftlet_result raftlet_storage_apply_snapshot(struct raftlet_storage *storage,
                                               const uint8_t *snapshot,
                                               size_t snapshot_len);
@@ -759,7 +832,9 @@ raftlet_result raftlet_storage_create_snapshot(struct raftlet_storage *storage,
 
 // Sets the configuration recorded with future snapshots (pass the
 // ConfState returned by raftlet_node_apply_conf_change, raftpb-encoded).
-// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+// RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid configuration, as for
+// raftlet_storage_set_conf_state; the configuration held is kept).
 raftlet_result raftlet_storage_set_conf_state_encoded(struct raftlet_storage *storage,
                                                       const uint8_t *conf_state,
                                                       size_t conf_state_len);
@@ -781,7 +856,8 @@ raftlet_result raftlet_storage_bounds(const struct raftlet_storage *storage,
 // encoder for), truncating any conflicting tail, in one call and one
 // lock: either all entries are appended or, on an error, none.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+// are not consecutive).
 raftlet_result raftlet_storage_append_entries(struct raftlet_storage *storage,
                                               const uint8_t *message,
                                               size_t message_len);
@@ -792,8 +868,9 @@ raftlet_result raftlet_storage_append_entries(struct raftlet_storage *storage,
 // to keep the configuration held (etcd `MemoryStorage.CreateSnapshot`
 // with a nil ConfState). Nothing changes on an error.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
-// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED or
-// RAFTLET_ERR_UNAVAILABLE.
+// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED,
+// RAFTLET_ERR_UNAVAILABLE or RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid
+// configuration, as for raftlet_storage_set_conf_state).
 raftlet_result raftlet_storage_create_snapshot_with_conf_state(struct raftlet_storage *storage,
                                                                uint64_t index,
                                                                const uint8_t *conf_state,

@@ -14,8 +14,9 @@ package raftlet
 // C call.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo LDFLAGS: ${SRCDIR}/../../target/release/libraftlet.a -lm -ldl -lpthread
+// Where raftlet.h and the library come from is set by link_pkgconfig.go
+// (an installed raftlet, found through pkg-config: the default) or
+// link_intree.go (this checkout's build, with -tags raftlet_intree).
 
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,18 @@ static go_status_res go_node_status(raftlet_node *n, raftlet_progress *prs, size
 	raftlet_result rc = raftlet_node_status(n, &r.st);
 	if (rc == RAFTLET_OK && prs != NULL) rc = raftlet_node_progress(n, prs, cap, &r.nprogress);
 	r.res = go_res_of(rc);
+	return r;
+}
+
+typedef struct {
+	go_res res;
+	raftlet_basic_status st;
+} go_basic_status_res;
+
+static go_basic_status_res go_node_basic_status(raftlet_node *n) {
+	go_basic_status_res r;
+	memset(&r.st, 0, sizeof r.st);
+	r.res = go_res_of(raftlet_node_basic_status(n, &r.st));
 	return r;
 }
 
@@ -505,6 +518,20 @@ func cNodeStatus(n cNode, prs []cProgress) (cStatus, error) {
 		progressCount: int(r.st.progress_count),
 	}
 	return st, nil
+}
+
+// cNodeBasicStatus reads the scalars only (raftlet_node_basic_status: no
+// configuration or progress is copied).
+func cNodeBasicStatus(n cNode) (cStatus, error) {
+	r := C.go_node_basic_status(n)
+	if err := errorOf(r.res); err != nil {
+		return cStatus{}, err
+	}
+	return cStatus{
+		id: uint64(r.st.id), term: uint64(r.st.term), vote: uint64(r.st.vote),
+		commit: uint64(r.st.commit), lead: uint64(r.st.lead), applied: uint64(r.st.applied),
+		leadTransferee: uint64(r.st.lead_transferee), role: uint32(r.st.role),
+	}, nil
 }
 
 func cStorageNew() (cStorage, error) {

@@ -72,8 +72,10 @@ type Config struct {
 	// MaxLearners is the most learners the configuration may hold
 	// (raftlet only; 0: the default, 1).
 	MaxLearners int
-	// Seed seeds the election-timeout generator (raftlet only; 0: derived
-	// from ID), so runs are reproducible.
+	// Seed seeds the election-timeout generator (raftlet only). 0, the
+	// zero value, draws a seed from the OS each time a node is created,
+	// as etcd does; any other value makes the timeouts reproducible
+	// (tests, simulations).
 	Seed uint64
 	// CoalesceAppends sends the entries of all proposals made between two
 	// Readies in one append per follower (raftlet only). Off, as the zero

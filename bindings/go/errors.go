@@ -28,6 +28,7 @@ const (
 	CodeTransferRefused                Code = 14
 	CodeNoLeader                       Code = 15
 	CodeInvalidState                   Code = 16
+	CodeInvalidMessage                 Code = 17
 	CodeNullArg                        Code = 100
 	CodeInvalidArg                     Code = 101
 	CodeReadyStale                     Code = 102
@@ -100,6 +101,10 @@ var (
 	// ErrInvalidState: the operation does not fit the node's state (e.g.
 	// Bootstrap of a non-empty storage).
 	ErrInvalidState = &Error{CodeInvalidState, "invalid state"}
+	// ErrInvalidMessage: Step refused a message before it reached the
+	// node: an unknown message type, a term or index above 2^63-1, or a
+	// peer message from an id that cannot be a member. Nothing changed.
+	ErrInvalidMessage = &Error{CodeInvalidMessage, "invalid message"}
 	// ErrNullArg: a required argument was missing (a bug in this binding).
 	ErrNullArg = &Error{CodeNullArg, "NULL argument"}
 	// ErrInvalidArg: an argument was out of range or malformed.

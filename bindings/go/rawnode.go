@@ -113,8 +113,11 @@ func must(err error) {
 // conf-change entry per peer, committed at term 1, as etcd's
 // RawNode.Bootstrap writes them (so raftlet and etcd nodes bootstrapped
 // with the same peers hold the same log). The entries come out in the
-// next Ready. Errors: ErrInvalidState (no peers, or a non-empty
-// storage), ErrInvalidArg (a Peer with a Context).
+// next Ready. Everything is checked first: a refused Bootstrap changes
+// nothing, so a corrected call may follow. Errors: ErrInvalidState (no
+// peers, or a non-empty storage), ErrConfChangeRefused (an ID of 0,
+// math.MaxUint64 or math.MaxUint64-1, an ID given twice, or a voter that
+// is also a learner), ErrInvalidArg (a Peer with a Context).
 func (rn *RawNode) Bootstrap(peers []Peer) error {
 	ids := make([]uint64, len(peers))
 	for i, p := range peers {
@@ -263,7 +266,10 @@ func (rn *RawNode) confState() (*raftpb.ConfState, error) {
 }
 
 // Step feeds a message from a peer. Errors: ErrStepLocalMsg for local-only
-// message types, ErrStepPeerNotFound for responses from unknown peers, and
+// message types, ErrInvalidMessage for a message of an unknown type, with
+// a term or index above 2^63-1, or from an ID that cannot be a member
+// (nothing in the node changes), ErrStepPeerNotFound for responses from
+// unknown peers, and
 // the error the message caused (e.g. ErrProposalDropped for a forwarded
 // proposal the leader drops).
 func (rn *RawNode) Step(m raftpb.Message) error {

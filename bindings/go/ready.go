@@ -50,6 +50,14 @@ type ReadState struct {
 // when MustSync), send Messages (only after the write, as etcd's contract
 // says), apply CommittedEntries in order (passing conf changes to
 // RawNode.ApplyConfChange), then call RawNode.Advance.
+//
+// Messages holds both of the core's lists: those that need nothing
+// durable (a leader's appends and heartbeats in a durable term, heartbeat
+// responses, pre-vote requests, forwarded proposals and reads) and those
+// that must wait for the write (vote requests, vote and append responses,
+// anything sent while the node's term or vote was not yet durable). Sending
+// all of them after the write is always safe; the C ABI and the Rust and
+// Python APIs keep the two lists apart for hosts that send early.
 type Ready struct {
 	// SoftState is non-nil when the leader or the role changed.
 	*SoftState

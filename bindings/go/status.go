@@ -75,11 +75,13 @@ func basicOf(st cStatus) BasicStatus {
 	}
 }
 
-// BasicStatus returns the node's basic status (one call into the library).
+// BasicStatus returns the node's basic status: one call into the library
+// that copies a few numbers, not the configuration or the progress (cheap
+// enough for every loop iteration).
 func (rn *RawNode) BasicStatus() BasicStatus {
 	p, err := rn.ptr()
 	must(err)
-	st, err := cNodeStatus(p, nil)
+	st, err := cNodeBasicStatus(p)
 	must(err)
 	runtime.KeepAlive(rn)
 	return basicOf(st)

@@ -123,6 +123,10 @@ func (s *MemoryStorage) SetHardState(st raftpb.HardState) error {
 // SetConfState sets the configuration the storage reports at start, as a
 // host does before creating the first node of a new cluster without
 // Bootstrap (every member must start with the same configuration).
+// ErrConfChangeRefused (the configuration held is kept) when cs names 0,
+// math.MaxUint64 or math.MaxUint64-1, names an ID twice, has a voter that
+// is also a learner, or is otherwise not a configuration membership
+// changes can produce.
 func (s *MemoryStorage) SetConfState(cs raftpb.ConfState) error {
 	p, err := s.ptr()
 	if err != nil {

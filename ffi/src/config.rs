@@ -346,7 +346,9 @@ pub unsafe extern "C" fn raftlet_config_set_max_learners(
     }
 }
 
-/// Sets the seed of the election-timeout RNG (0 = derived from the id).
+/// Sets the seed of the election-timeout RNG: 0 (the default) draws one
+/// from the OS each time a node is created; any other value makes the
+/// timeouts reproducible.
 /// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_config_set_seed(

@@ -101,8 +101,12 @@ pub unsafe extern "C" fn raftlet_node_free(node: *mut raftlet_node) {
 
 /// Initializes a node over an empty storage with its first configuration
 /// (`voters` and `learners`, which may be NULL when their count is 0).
-/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
-/// (no voters, or the storage is not empty).
+/// Everything is checked first: on an error nothing changes (no entry, no
+/// hard state, no ready), and a corrected call may follow.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_STATE
+/// (no voters, or the storage is not empty) or
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+/// UINT64_MAX - 1, an id given twice, or a voter that is also a learner).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_bootstrap(
     node: *mut raftlet_node,
@@ -137,7 +141,9 @@ pub unsafe extern "C" fn raftlet_node_tick(node: *mut raftlet_node) -> raftlet_r
 }
 
 /// Makes the node campaign at once.
-/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
+/// (the node's term or last index is at the limit 2^63 - 1, so it can
+/// never campaign again).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_campaign(node: *mut raftlet_node) -> raftlet_result {
     ffi_boundary!({ with_node(node, |n| code(&n.campaign())) })
@@ -173,7 +179,10 @@ fn decode_cc(buf: &[u8], v2: bool) -> Result<ConfChangeI, raftlet_result> {
 /// when `v2` is false, a ConfChangeV2 when true. Returns RAFTLET_OK,
 /// RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE, RAFTLET_ERR_PROPOSAL_DROPPED,
 /// RAFTLET_ERR_CONF_CHANGE_REFUSED, RAFTLET_ERR_PROMOTION_NOT_READY or
-/// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal).
+/// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal). A
+/// change of an unknown type or transition, or of node 0, UINT64_MAX or
+/// UINT64_MAX - 1, is refused with RAFTLET_ERR_CONF_CHANGE_REFUSED on
+/// every node.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_propose_conf_change(
     node: *mut raftlet_node,
@@ -198,7 +207,9 @@ pub unsafe extern "C" fn raftlet_node_propose_conf_change(
 /// `conf_state_cap` bytes; `*conf_state_len_out` (if not NULL) receives its
 /// length either way. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
 /// RAFTLET_ERR_DECODE, RAFTLET_ERR_CONF_CHANGE_REFUSED (configuration left
-/// unchanged) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
+/// unchanged; the change came from a leader that does not validate, such
+/// as etcd's: log it and treat the entry as a no-op, as every raftlet node
+/// does, and keep going) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
 /// applied and the length reported).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_apply_conf_change(
@@ -245,8 +256,11 @@ pub unsafe extern "C" fn raftlet_node_apply_conf_change(
 
 /// Feeds a raftpb-encoded message from a peer. Returns RAFTLET_OK,
 /// RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed bytes),
-/// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the
-/// error the message caused (e.g. RAFTLET_ERR_PROPOSAL_DROPPED).
+/// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_INVALID_MESSAGE (an unknown
+/// message type, a term or index above 2^63 - 1, or a peer message from an
+/// id that cannot be a member; the node is left unchanged),
+/// RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the error the message caused (e.g.
+/// RAFTLET_ERR_PROPOSAL_DROPPED).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_step(
     node: *mut raftlet_node,
@@ -528,6 +542,59 @@ pub unsafe extern "C" fn raftlet_node_status(
                 progress_count: s.progress.len(),
                 voters_count: s.config.voters.incoming.len(),
                 learners_count: s.config.learners.len(),
+            };
+            // SAFETY: non-null output pointer.
+            unsafe { *status_out = st };
+            RAFTLET_OK
+        })
+    })
+}
+
+/// The cheap part of a node's status (etcd `BasicStatus`): what
+/// raftlet_node_basic_status writes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct raftlet_basic_status {
+    /// The node's id.
+    pub id: u64,
+    /// The current term.
+    pub term: u64,
+    /// The vote in that term (0 = none).
+    pub vote: u64,
+    /// The commit index.
+    pub commit: u64,
+    /// The known leader (0 = none).
+    pub lead: u64,
+    /// 0 follower, 1 candidate, 2 leader, 3 pre-candidate.
+    pub role: u32,
+    /// The applied index.
+    pub applied: u64,
+    /// The target of a leader transfer under way (0 = none).
+    pub lead_transferee: u64,
+}
+
+/// Writes the node's basic status: the scalars of raftlet_status without
+/// the counts, read without copying the configuration or the peers'
+/// progress (cheap enough to call on every loop iteration). May be called
+/// from any thread. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_basic_status(
+    node: *const raftlet_node,
+    status_out: *mut raftlet_basic_status,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(status_out);
+        with_node(node, |n| {
+            let b = n.basic_status();
+            let st = raftlet_basic_status {
+                id: b.id,
+                term: b.hard_state.term,
+                vote: b.hard_state.vote,
+                commit: b.hard_state.commit,
+                lead: b.soft_state.leader_id,
+                role: role_code(b.soft_state.raft_state),
+                applied: b.applied,
+                lead_transferee: b.lead_transferee,
             };
             // SAFETY: non-null output pointer.
             unsafe { *status_out = st };

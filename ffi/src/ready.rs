@@ -281,6 +281,48 @@ pub unsafe extern "C" fn raftlet_ready_persisted_message(
     })
 }
 
+/// The number of all messages, those to send at once and then the
+/// persisted ones: what a synchronous host sends, in this order, once the
+/// ready's writes (and every earlier ready's) are durable (etcd's
+/// `Ready.Messages`). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+/// RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_all_message_count(
+    ready: *const raftlet_ready,
+    count_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(count_out);
+        put!(
+            count_out,
+            r.rd.messages.len() + r.rd.persisted_messages.len()
+        );
+        RAFTLET_OK
+    })
+}
+
+/// Message `index` (0-based) of all messages: raftlet_ready_message for
+/// `index` below raftlet_ready_message_count, then the persisted ones.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+/// RAFTLET_ERR_INVALID_ARG (index out of range).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_all_message(
+    ready: *const raftlet_ready,
+    index: usize,
+    message_out: *mut raftlet_message_view,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(message_out);
+        if index >= r.rd.messages.len() + r.rd.persisted_messages.len() {
+            return fail(RAFTLET_ERR_INVALID_ARG, "message index out of range");
+        }
+        put!(message_out, r.message_view(index));
+        RAFTLET_OK
+    })
+}
+
 /// The number of entries to append to stable storage.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 #[no_mangle]

@@ -46,6 +46,10 @@ pub enum raftlet_result {
     RAFTLET_ERR_NO_LEADER = 15,
     /// The operation does not fit the node's state.
     RAFTLET_ERR_INVALID_STATE = 16,
+    /// A message from the network was refused before it reached the node:
+    /// an unknown message type, a term or index above 2^63 - 1, or a peer
+    /// message from an id that cannot be a member.
+    RAFTLET_ERR_INVALID_MESSAGE = 17,
     /// A required pointer argument was NULL.
     RAFTLET_ERR_NULL_ARG = 100,
     /// An argument was out of range or malformed.
@@ -97,6 +101,7 @@ pub(crate) fn from_error(e: &Error) -> raftlet_result {
         Error::TransferRefused(_) => RAFTLET_ERR_TRANSFER_REFUSED,
         Error::NoLeader => RAFTLET_ERR_NO_LEADER,
         Error::InvalidState(_) => RAFTLET_ERR_INVALID_STATE,
+        Error::InvalidMessage(_) => RAFTLET_ERR_INVALID_MESSAGE,
     };
     fail(code, e.to_string())
 }
@@ -131,6 +136,7 @@ pub extern "C" fn raftlet_result_str(code: u32) -> *const c_char {
         14 => b"RAFTLET_ERR_TRANSFER_REFUSED\0",
         15 => b"RAFTLET_ERR_NO_LEADER\0",
         16 => b"RAFTLET_ERR_INVALID_STATE\0",
+        17 => b"RAFTLET_ERR_INVALID_MESSAGE\0",
         100 => b"RAFTLET_ERR_NULL_ARG\0",
         101 => b"RAFTLET_ERR_INVALID_ARG\0",
         102 => b"RAFTLET_ERR_READY_STALE\0",

@@ -4,7 +4,7 @@ use raftlet_core::pb::{ConfState, Decode, Encode, Entry, HardState, Message, Sna
 use raftlet_core::MemoryStorage;
 
 use crate::ready::raftlet_ready;
-use crate::result::{fail, from_error, raftlet_result, raftlet_result::*};
+use crate::result::{code, fail, from_error, raftlet_result, raftlet_result::*};
 
 /// An opaque handle to a MemoryStorage. The storage is shared: a node
 /// created over it keeps its own reference, so the handle may be freed
@@ -52,7 +52,10 @@ pub unsafe extern "C" fn raftlet_storage_free(storage: *mut raftlet_storage) {
 /// Sets the configuration the storage reports at start (voters and
 /// learners), as a host does before creating the first node of a new
 /// cluster. `voters`/`learners` may be NULL when their count is 0.
-/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+/// UINT64_MAX - 1, an id given twice, or a voter that is also a learner;
+/// the configuration held is kept).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_set_conf_state(
     storage: *mut raftlet_storage,
@@ -71,12 +74,11 @@ pub unsafe extern "C" fn raftlet_storage_set_conf_state(
             Ok(l) => l,
             Err(code) => return code,
         };
-        st(storage).inner.wl().set_conf_state(ConfState {
+        code(&st(storage).inner.wl().set_conf_state(ConfState {
             voters: v.to_vec(),
             learners: l.to_vec(),
             ..ConfState::default()
-        });
-        RAFTLET_OK
+        }))
     })
 }
 
@@ -101,7 +103,8 @@ pub unsafe extern "C" fn raftlet_storage_set_hard_state(
 
 /// Appends one raftpb-encoded Entry (truncating any conflicting tail).
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+/// are not consecutive).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_append_entry(
     storage: *mut raftlet_storage,
@@ -156,8 +159,9 @@ pub unsafe extern "C" fn raftlet_storage_append_ready(
 }
 
 /// Replaces the storage's contents with a raftpb-encoded Snapshot.
-/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
+/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE or RAFTLET_ERR_CONF_CHANGE_REFUSED
+/// (its configuration is invalid, as for raftlet_storage_set_conf_state).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_apply_snapshot(
     storage: *mut raftlet_storage,
@@ -203,7 +207,9 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot(
 
 /// Sets the configuration recorded with future snapshots (pass the
 /// ConfState returned by raftlet_node_apply_conf_change, raftpb-encoded).
-/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid configuration, as for
+/// raftlet_storage_set_conf_state; the configuration held is kept).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_set_conf_state_encoded(
     storage: *mut raftlet_storage,
@@ -214,10 +220,7 @@ pub unsafe extern "C" fn raftlet_storage_set_conf_state_encoded(
         check_null!(storage);
         let buf = c_slice!(conf_state, conf_state_len, "conf_state");
         match ConfState::decode(buf) {
-            Ok(cs) => {
-                st(storage).inner.wl().set_conf_state(cs);
-                RAFTLET_OK
-            }
+            Ok(cs) => code(&st(storage).inner.wl().set_conf_state(cs)),
             Err(e) => from_error(&e.into()),
         }
     })
@@ -271,7 +274,8 @@ pub unsafe extern "C" fn raftlet_storage_bounds(
 /// encoder for), truncating any conflicting tail, in one call and one
 /// lock: either all entries are appended or, on an error, none.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+/// are not consecutive).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_append_entries(
     storage: *mut raftlet_storage,
@@ -298,8 +302,9 @@ pub unsafe extern "C" fn raftlet_storage_append_entries(
 /// to keep the configuration held (etcd `MemoryStorage.CreateSnapshot`
 /// with a nil ConfState). Nothing changes on an error.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
-/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED or
-/// RAFTLET_ERR_UNAVAILABLE.
+/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED,
+/// RAFTLET_ERR_UNAVAILABLE or RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid
+/// configuration, as for raftlet_storage_set_conf_state).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_create_snapshot_with_conf_state(
     storage: *mut raftlet_storage,

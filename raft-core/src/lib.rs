@@ -14,12 +14,12 @@
 //! in this order:
 //!
 //! 1. **Persist** `snapshot` (if any), then append `entries`, then store
-//!    `hard_state` (if any). Sync the write when `must_sync` is set. Doing
-//!    this later than step 2's `persisted_messages` would let a node
-//!    acknowledge entries or votes it could still lose in a crash.
-//! 2. **Send** `messages` (they may go out before or while persisting) and,
-//!    once the write is durable, `persisted_messages` (append and vote
-//!    responses).
+//!    `hard_state` (if any). Sync the write when `must_sync` is set.
+//! 2. **Send** `messages` at any time, even before or while persisting, and
+//!    `persisted_messages` only once the write of this Ready and of every
+//!    earlier one is durable.
+//!    A host that sends only after the write can take both in one list
+//!    with [`Ready::take_all_messages`] (etcd's `Ready.Messages`).
 //! 3. **Apply** `committed_entries` in order to the state machine. For a
 //!    conf-change entry, call [`RawNode::apply_conf_change`].
 //! 4. **Advance**: pass the Ready back with [`RawNode::advance`]. Only then
@@ -28,6 +28,30 @@
 //!    [`RawNode::advance_append`] after step 1 and
 //!    [`RawNode::advance_apply_to`] as entries are applied.
 //!
+//! ## The contract
+//!
+//! A message leaves through `messages` only if its safety needs nothing
+//! that is not yet durable: a leader's appends, snapshots, heartbeats and
+//! read-index answers sent while its term and vote were already durable
+//! (persisted by a Ready the host reported with [`RawNode::advance`],
+//! [`RawNode::advance_append`] or [`RawNode::on_persist_ready`]); and
+//! pre-vote requests, heartbeat responses and forwarded proposals and
+//! reads, which need nothing durable at all. Everything else is in
+//! `persisted_messages`: vote requests (a candidate whose term and vote
+//! could be lost could win the same term again after a crash, with another
+//! log), vote and pre-vote answers, append answers (they vouch for
+//! entries), and every other message sent while the node's term or vote
+//! was not yet durable. The host may keep several Readies in flight (take
+//! the next before the last is durable) provided their writes become
+//! durable in the order the Readies were taken and it reports each once
+//! durable, in that order; it may step messages, tick and propose
+//! meanwhile. The write of one Ready need not be atomic: a crash may keep
+//! any prefix of snapshot, entries and hard state, and the node restarts
+//! safely from it. The node counts its own append acknowledgement and vote
+//! only once the host reports the write durable. `tests/sim` runs hosts
+//! that take each of these freedoms, and crashes that lose every write not
+//! yet synced.
+//!
 //! A single-voter cluster shows the whole loop:
 //!
 //! ```
@@ -35,7 +59,7 @@
 //! use raftlet::{Config, MemoryStorage, RawNode, StateRole};
 //!
 //! // A storage shared by the node and the host (a cheap handle).
-//! let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]));
+//! let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]))?;
 //! let mut node = RawNode::new(&Config::new(1), storage.clone())?;
 //!
 //! // The host's state machine: here, just the applied payloads.
@@ -93,6 +117,48 @@
 //! started either by giving every node a storage that already holds the
 //! initial [`pb::ConfState`] (as above), or with [`RawNode::bootstrap`].
 //!
+//! Election timeouts are drawn from `[election_tick, 2 * election_tick)`
+//! with a seed from the OS ([`Config::seed`] 0, the default); set a seed
+//! to replay a run.
+//!
+//! ## Starting as etcd nodes start
+//!
+//! etcd's own test environments (and hosts that mix raftlet and etcd raft
+//! nodes) start every member from a snapshot at index 1, term 1, that
+//! holds the initial configuration, with `applied` at 1: all members then
+//! share the same log base and the first leader's entries start at
+//! index 2. raftlet starts from such a storage as etcd does:
+//!
+//! ```
+//! use raftlet::pb::{ConfState, Snapshot, SnapshotMetadata};
+//! use raftlet::{Config, MemoryStorage, RawNode, StateRole, Storage as _};
+//!
+//! let storage = MemoryStorage::new();
+//! storage.wl().apply_snapshot(Snapshot {
+//!     metadata: SnapshotMetadata {
+//!         conf_state: ConfState::from_voters(vec![1]), // every member, on every node
+//!         index: 1,
+//!         term: 1,
+//!     },
+//!     ..Snapshot::default()
+//! })?;
+//! let mut config = Config::new(1);
+//! config.applied = 1;
+//! let mut node = RawNode::new(&config, storage.clone())?;
+//! node.campaign()?;
+//! while node.has_ready() {
+//!     let rd = node.ready();
+//!     storage.wl().append(&rd.entries)?;
+//!     if let Some(hs) = rd.hard_state {
+//!         storage.wl().set_hard_state(hs);
+//!     }
+//!     node.advance(rd);
+//! }
+//! assert_eq!(node.basic_status().soft_state.raft_state, StateRole::Leader);
+//! assert_eq!(storage.last_index()?, 2, "the leader's first entry follows the snapshot");
+//! # Ok::<(), raftlet::Error>(())
+//! ```
+//!
 //! # Learners
 //!
 //! A learner receives every entry and snapshot but never counts towards
@@ -118,12 +184,14 @@ mod status;
 mod storage;
 pub mod tracker;
 mod types;
+pub mod validate;
 
 pub use config::{Config, ReadOnlyOption};
 pub use errors::{Error, Result, StorageError};
 #[cfg(feature = "bug-injection")]
 pub use raft::Bugs;
-pub use raft::{ReadState, SoftState, StateRole, INVALID_ID};
-pub use raw_node::{RawNode, Ready, SnapshotStatus};
-pub use status::{BasicStatus, Status};
+pub use raft::{MembershipEvent, NotPromotable, ReadState, SoftState, StateRole, INVALID_ID};
+pub use raw_node::{LocalRead, RawNode, Ready, SnapshotStatus};
+pub use status::{BasicStatus, LearnerStatus, Status};
 pub use storage::{MemoryStorage, MemoryStorageCore, RaftState, Storage};
+pub use validate::MAX_TERM_OR_INDEX;

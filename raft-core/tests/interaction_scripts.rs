@@ -1511,13 +1511,15 @@ fn async_storage_writes_append_aba_race() {
     assert!(c.queued().is_empty());
 
     // Step 4: node 3 is elected for term 2 by 4, 5 and 6.
+    // (raftlet: the vote requests leave once 3's term and vote are durable.)
     campaign(&mut c, 3);
     h.process_ready(&mut c, 3).expect("Ready");
+    h.append_thread(&mut c, 3).expect("append work");
     c.deliver_to(&[4, 5, 6]);
     for id in [4, 5, 6] {
         h.process_ready(&mut c, id).expect("Ready");
     }
-    for id in [3, 4, 5, 6] {
+    for id in [4, 5, 6] {
         h.append_thread(&mut c, id).expect("append work");
     }
     c.deliver_to(&[3]);
@@ -1541,11 +1543,12 @@ fn async_storage_writes_append_aba_race() {
     // Step 6: node 4 is elected for term 3 by 5, 6 and 7.
     campaign(&mut c, 4);
     h.process_ready(&mut c, 4).expect("Ready");
+    h.append_thread(&mut c, 4).expect("append work");
     c.deliver_to(&[5, 6, 7]);
     for id in [5, 6, 7] {
         h.process_ready(&mut c, id).expect("Ready");
     }
-    for id in [4, 5, 6, 7] {
+    for id in [5, 6, 7] {
         h.append_thread(&mut c, id).expect("append work");
     }
     c.deliver_to(&[4]);
@@ -1647,13 +1650,15 @@ fn async_storage_writes_append_aba_race_same_entry() {
 
     // Node 3 is elected for term 2 by 4, 5 and 6; node 2 hears the vote
     // request (and refuses: its log is longer).
+    // (raftlet: the vote requests leave once 3's term and vote are durable.)
     campaign(&mut c, 3);
     h.process_ready(&mut c, 3).expect("Ready");
+    h.flush(&mut c, 3);
     c.deliver_to(&[2, 4, 5, 6]);
     for id in [2, 4, 5, 6] {
         h.process_ready(&mut c, id).expect("Ready");
     }
-    for id in [2, 3, 4, 5, 6] {
+    for id in [2, 4, 5, 6] {
         h.flush(&mut c, id);
     }
     c.deliver_to(&[3]);
@@ -1671,11 +1676,12 @@ fn async_storage_writes_append_aba_race_same_entry() {
     // 1/11).
     campaign(&mut c, 2);
     h.process_ready(&mut c, 2).expect("Ready");
+    h.flush(&mut c, 2);
     c.deliver_to(&[4, 5, 6]);
     for id in [4, 5, 6] {
         h.process_ready(&mut c, id).expect("Ready");
     }
-    for id in [2, 4, 5, 6] {
+    for id in [4, 5, 6] {
         h.flush(&mut c, id);
     }
     c.deliver_to(&[2]);
@@ -1716,9 +1722,19 @@ fn async_storage_writes_append_aba_race_same_entry() {
     assert_eq!(log_of(&c, 1), vec!["1/11 ", "2/12 "]);
 
     // Node 1 campaigns for term 4; 4, 5, 6 and 7 (all at 1/11) elect it.
+    // (raftlet: its vote requests leave only once this write and every
+    // earlier one are durable, so the new 1/12 lands before anyone can
+    // elect node 1; etcd sends them at once, while 1/12 is in flight.)
     campaign(&mut c, 1);
     let r = h.process_ready(&mut c, 1).expect("Ready");
-    assert!(r.messages.iter().all(|m| m.contains("Vote t4 last=3/13")));
+    assert!(r.messages.is_empty());
+    assert!(r.persisted.iter().all(|m| m.contains("Vote t4 last=3/13")));
+    assert!(c
+        .queued()
+        .iter()
+        .all(|m| m.msg_type != MessageType::MsgVote));
+    h.flush(&mut c, 1);
+    assert_eq!(log_of(&c, 1), vec!["1/11 ", "1/12 init_prop", "3/13 "]);
     c.deliver_to(&[4, 5, 6, 7]);
     c.drop_where(|_| true);
     for id in [4, 5, 6, 7] {

@@ -5,7 +5,8 @@ use raftlet::pb::{ConfState, Entry, Message, MessageType};
 use raftlet::{Config, Error, MemoryStorage, RawNode};
 
 fn follower(id: u64) -> RawNode<MemoryStorage> {
-    let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let storage =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
     RawNode::new(&Config::new(id), storage).expect("valid node")
 }
 
@@ -71,7 +72,8 @@ fn a_message_from_the_node_itself_is_refused() {
 /// released either way.)
 #[test]
 fn committed_entries_superseded_by_a_snapshot_release_the_apply_budget() {
-    let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let storage =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
     let mut c = Config::new(2);
     c.max_size_per_msg = 0; // one committed entry per Ready
     let mut rn = RawNode::new(&c, storage.clone()).expect("valid node");
@@ -212,7 +214,8 @@ fn peer_messages_without_a_term_are_refused() {
 #[test]
 fn a_snapshot_waits_for_handed_out_entries_to_be_applied() {
     use raftlet::pb::{ConfChange, ConfChangeI, ConfChangeType, Snapshot, SnapshotMetadata};
-    let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let storage =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
     let mut rn = RawNode::new(&Config::new(2), storage.clone()).expect("valid node");
     let persist = |rn: &mut RawNode<MemoryStorage>| -> (Vec<Entry>, Option<Snapshot>) {
         let rd = rn.ready();
@@ -315,7 +318,8 @@ fn a_snapshot_waits_for_handed_out_entries_to_be_applied() {
 #[test]
 fn a_node_restarts_from_a_snapshot_whose_hard_state_was_lost() {
     use raftlet::pb::{HardState, Snapshot, SnapshotMetadata};
-    let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let storage =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
     let mut rn = RawNode::new(&Config::new(2), storage.clone()).expect("valid node");
 
     // Entries 1-3 from the leader of term 1, 2 committed: durable.
@@ -394,7 +398,7 @@ fn a_node_restarts_from_a_snapshot_whose_hard_state_was_lost() {
     assert_eq!(resp[0].index, 11);
 
     // A stored commit past the log is still refused.
-    let bad = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let bad = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
     bad.wl().append(&[Entry::new(1, 1, b"a".to_vec())]).unwrap();
     bad.wl().set_hard_state(HardState {
         term: 1,

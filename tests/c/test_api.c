@@ -510,15 +510,17 @@ static void test_version_and_result_str(void) {
     NAME(RAFTLET_ERR_TRANSFER_REFUSED);
     NAME(RAFTLET_ERR_NO_LEADER);
     NAME(RAFTLET_ERR_INVALID_STATE);
+    NAME(RAFTLET_ERR_INVALID_MESSAGE);
     NAME(RAFTLET_ERR_NULL_ARG);
     NAME(RAFTLET_ERR_INVALID_ARG);
     NAME(RAFTLET_ERR_READY_STALE);
     NAME(RAFTLET_PANIC);
 #undef NAME
     /* The numbers are fixed forever. */
-    CHECK(RAFTLET_ERR_INVALID_STATE == 16 && RAFTLET_ERR_NULL_ARG == 100 &&
+    CHECK(RAFTLET_ERR_INVALID_STATE == 16 && RAFTLET_ERR_INVALID_MESSAGE == 17 &&
+          RAFTLET_ERR_NULL_ARG == 100 &&
           RAFTLET_ERR_READY_STALE == 102 && RAFTLET_PANIC == 200);
-    const uint32_t unknown[] = {17, 50, 99, 103, 199, 201, 1000, 0x7fffffffu, 0xffffffffu};
+    const uint32_t unknown[] = {18, 50, 99, 103, 199, 201, 1000, 0x7fffffffu, 0xffffffffu};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         CHECK_STR(raftlet_result_str(unknown[i]), "RAFTLET_UNKNOWN");
     }
@@ -914,6 +916,29 @@ static void test_message_header(void) {
     EXPECT_RC(raftlet_message_decode_header(m.b, m.n, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_OK(raftlet_message_decode_header(NULL, 0, &h)); /* the empty Message */
     CHECK(h.msg_type == 0 && h.to == 0 && h.from == 0 && h.term == 0);
+
+    /* Well-formed bytes that raftlet_node_step would refuse are refused
+     * here too, so a transport can drop them before routing: a message
+     * type raftpb does not name, a term above 2^63 - 1, a peer message from
+     * an id that cannot be a member. */
+    const int32_t unknown_types[] = {24, 99, -1};
+    for (size_t i = 0; i < sizeof unknown_types / sizeof unknown_types[0]; i++) {
+        pbuf u = enc_msg(unknown_types[i], 2, 1, 5);
+        EXPECT_RC(raftlet_message_decode_header(u.b, u.n, &keep), RAFTLET_ERR_INVALID_MESSAGE);
+        CHECK(strstr(raftlet_last_error_message(), "unknown message type") != NULL);
+    }
+    pbuf huge = enc_msg(8, 2, 1, UINT64_MAX);
+    EXPECT_RC(raftlet_message_decode_header(huge.b, huge.n, &keep), RAFTLET_ERR_INVALID_MESSAGE);
+    pbuf over = enc_msg(8, 2, 1, (UINT64_C(1) << 63));
+    EXPECT_RC(raftlet_message_decode_header(over.b, over.n, &keep), RAFTLET_ERR_INVALID_MESSAGE);
+    pbuf reserved = enc_msg(8, 2, UINT64_MAX, 5);
+    EXPECT_RC(raftlet_message_decode_header(reserved.b, reserved.n, &keep),
+              RAFTLET_ERR_INVALID_MESSAGE);
+    CHECK(keep.msg_type == 42 && keep.to == 42 && keep.from == 42 && keep.term == 42);
+    /* The bound itself is accepted. */
+    pbuf at = enc_msg(8, 2, 1, (UINT64_C(1) << 63) - 1);
+    EXPECT_OK(raftlet_message_decode_header(at.b, at.n, &h));
+    CHECK(h.term == (UINT64_C(1) << 63) - 1);
 }
 
 static void test_storage(void) {
@@ -954,7 +979,32 @@ static void test_storage(void) {
     EXPECT_RC(raftlet_storage_bounds(st, &f2, NULL), RAFTLET_ERR_NULL_ARG);
     CHECK(f2 == 77 && l2 == 77);
 
+    /* Configurations no node can start from are refused and change
+     * nothing: a voter id 0 or UINT64_MAX, a voter that is also a learner. */
     EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 3, learners, 1));
+    const uint64_t zero_voter[] = {1, 0};
+    const uint64_t max_voter[] = {UINT64_MAX};
+    EXPECT_RC(raftlet_storage_set_conf_state(st, zero_voter, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(st, max_voter, 1, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(st, voters, 3, voters, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    CHECK(strstr(raftlet_last_error_message(), "learner") != NULL);
+    pbuf zero_cs = enc_conf_state(zero_voter, 2);
+    EXPECT_RC(raftlet_storage_set_conf_state_encoded(st, zero_cs.b, zero_cs.n),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    {
+        raftlet_config *c4 = NULL;
+        raftlet_node *n4 = NULL;
+        EXPECT_OK(raftlet_config_new(4, &c4));
+        EXPECT_OK(raftlet_node_new(c4, st, &n4));
+        raftlet_status s4;
+        EXPECT_OK(raftlet_node_status(n4, &s4));
+        CHECK(s4.voters_count == 3 && s4.learners_count == 1); /* still {1 2 3} + {4} */
+        raftlet_node_free(n4);
+        raftlet_config_free(c4);
+    }
     EXPECT_OK(raftlet_storage_set_conf_state(st, NULL, 0, NULL, 0));
     EXPECT_OK(raftlet_storage_set_conf_state_encoded(st, cs.b, cs.n));
     EXPECT_OK(raftlet_storage_set_conf_state_encoded(st, NULL, 0));
@@ -1098,6 +1148,8 @@ static void test_node_null_args(void) {
     EXPECT_RC(raftlet_node_advance_append(NULL, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_advance_apply_to(NULL, 1), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status(NULL, &s), RAFTLET_ERR_NULL_ARG);
+    raftlet_basic_status bs;
+    EXPECT_RC(raftlet_node_basic_status(NULL, &bs), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_progress(NULL, pr, 2, &len), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status_json(NULL, &json), RAFTLET_ERR_NULL_ARG);
     CHECK(json == NULL);
@@ -1123,6 +1175,7 @@ static void test_node_null_args(void) {
     EXPECT_RC(raftlet_node_advance(node, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_advance_append(node, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status(node, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_basic_status(node, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_progress(node, pr, 2, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_progress(node, NULL, 2, &len), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status_json(node, NULL), RAFTLET_ERR_NULL_ARG);
@@ -1154,6 +1207,8 @@ static void ready_null_args(raftlet_ready *rd) {
     EXPECT_RC(raftlet_ready_message(NULL, 0, &mv), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message(NULL, 0, &mv), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message(NULL, 0, &mv), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry(NULL, 0, &ev), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_committed_entry_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
@@ -1169,6 +1224,8 @@ static void ready_null_args(raftlet_ready *rd) {
     EXPECT_RC(raftlet_ready_message(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_committed_entry_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
@@ -1203,6 +1260,9 @@ static void ready_out_of_range(raftlet_ready *rd) {
     EXPECT_OK(raftlet_ready_persisted_message_count(rd, &n));
     EXPECT_RC(raftlet_ready_persisted_message(rd, n, &mv), RAFTLET_ERR_INVALID_ARG);
     EXPECT_RC(raftlet_ready_persisted_message(rd, SIZE_MAX, &mv), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_ready_all_message_count(rd, &n));
+    EXPECT_RC(raftlet_ready_all_message(rd, n, &mv), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_ready_all_message(rd, SIZE_MAX, &mv), RAFTLET_ERR_INVALID_ARG);
     CHECK(memcmp(&mv, &mv0, sizeof mv) == 0);
     EXPECT_OK(raftlet_ready_entry_count(rd, &n));
     EXPECT_RC(raftlet_ready_entry(rd, n, &ev), RAFTLET_ERR_INVALID_ARG);
@@ -1231,6 +1291,8 @@ static void ready_stale(raftlet_ready *rd) {
     EXPECT_RC(raftlet_ready_message(rd, 0, &mv), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_persisted_message_count(rd, &n), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_persisted_message(rd, 0, &mv), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_ready_all_message_count(rd, &n), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_ready_all_message(rd, 0, &mv), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_entry_count(rd, &n), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_entry(rd, 0, &ev), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_committed_entry_count(rd, &n), RAFTLET_ERR_READY_STALE);
@@ -1291,6 +1353,15 @@ static void test_no_leader_and_step_errors(void) {
     /* A message a peer sends in its own name without a term is refused. */
     pbuf no_term = enc_msg(3 /* MsgApp */, 1, 2, 0);
     EXPECT_RC(raftlet_node_step(n, no_term.b, no_term.n), RAFTLET_ERR_STEP_LOCAL_MSG);
+    /* Unknown message types, terms past 2^63 - 1 and senders that cannot
+     * be members are refused before they reach the node. */
+    pbuf unknown_type = enc_msg(24, 1, 2, 1);
+    EXPECT_RC(raftlet_node_step(n, unknown_type.b, unknown_type.n), RAFTLET_ERR_INVALID_MESSAGE);
+    pbuf max_term = enc_msg(8 /* MsgHeartbeat */, 1, 2, UINT64_MAX);
+    EXPECT_RC(raftlet_node_step(n, max_term.b, max_term.n), RAFTLET_ERR_INVALID_MESSAGE);
+    CHECK(strstr(raftlet_last_error_message(), "term") != NULL);
+    pbuf from_max = enc_msg(5 /* MsgVote */, 1, UINT64_MAX, 1);
+    EXPECT_RC(raftlet_node_step(n, from_max.b, from_max.n), RAFTLET_ERR_INVALID_MESSAGE);
     /* None of that changed the node. */
     raftlet_status s;
     EXPECT_OK(raftlet_node_status(n, &s));
@@ -1312,6 +1383,36 @@ static void test_no_leader_and_step_errors(void) {
     EXPECT_OK(raftlet_node_campaign(n));
     EXPECT_OK(raftlet_node_status(n, &s));
     CHECK(s.role == 3);
+    raftlet_basic_status bs;
+    EXPECT_OK(raftlet_node_basic_status(n, &bs));
+    CHECK(bs.role == 3 && bs.lead == 0 && bs.term == s.term && bs.id == 1);
+    /* Its ready asks both peers for a pre-vote (and answers the heartbeat
+     * of node 2): all messages are the send-now ones, then the persisted
+     * ones, the same bytes in order. */
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    size_t now = 0, later = 0, all = 0;
+    EXPECT_OK(raftlet_ready_message_count(rd, &now));
+    EXPECT_OK(raftlet_ready_persisted_message_count(rd, &later));
+    EXPECT_OK(raftlet_ready_all_message_count(rd, &all));
+    CHECK(all == now + later);
+    size_t pre_votes = 0;
+    for (size_t i = 0; i < all; i++) {
+        raftlet_message_view want, got;
+        if (i < now) {
+            EXPECT_OK(raftlet_ready_message(rd, i, &want));
+        } else {
+            EXPECT_OK(raftlet_ready_persisted_message(rd, i - now, &want));
+        }
+        EXPECT_OK(raftlet_ready_all_message(rd, i, &got));
+        CHECK(got.to == want.to && got.from == want.from && got.msg_type == want.msg_type);
+        pre_votes += got.msg_type == 17 /* MsgPreVote */;
+        CHECK(got.data.len == want.data.len &&
+              memcmp(got.data.ptr, want.data.ptr, got.data.len) == 0);
+    }
+    CHECK(pre_votes == 2);
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    raftlet_ready_free(rd);
     EXPECT_RC(raftlet_node_propose(n, B("x"), 1), RAFTLET_ERR_PROPOSAL_DROPPED);
     EXPECT_RC(raftlet_node_read_index(n, B("r"), 1), RAFTLET_ERR_NO_LEADER);
     EXPECT_RC(raftlet_node_transfer_leader(n, 2), RAFTLET_ERR_TRANSFER_REFUSED);
@@ -1386,6 +1487,13 @@ static void test_single_node(void) {
     CHECK(s.id == 1 && s.role == 2 && s.lead == 1 && s.vote == 1 && s.term == 1);
     CHECK(s.commit == 1 && s.applied == 1 && s.lead_transferee == 0);
     CHECK(s.progress_count == 1 && s.voters_count == 1 && s.learners_count == 0);
+    /* The basic status is the same scalars, without the counts. */
+    raftlet_basic_status bs;
+    memset(&bs, 0x5A, sizeof bs);
+    EXPECT_OK(raftlet_node_basic_status(n, &bs));
+    CHECK(bs.id == s.id && bs.term == s.term && bs.vote == s.vote && bs.commit == s.commit);
+    CHECK(bs.lead == s.lead && bs.role == s.role && bs.applied == s.applied);
+    CHECK(bs.lead_transferee == s.lead_transferee);
 
     /* Propose, commit, apply. */
     EXPECT_OK(raftlet_node_propose(n, B("hello"), 5));
@@ -1696,8 +1804,24 @@ static void test_bootstrap(void) {
     EXPECT_RC(raftlet_node_bootstrap(n, NULL, 0, NULL, 0), RAFTLET_ERR_INVALID_STATE);
     const uint64_t learners[] = {2};
     EXPECT_RC(raftlet_node_bootstrap(n, NULL, 0, learners, 1), RAFTLET_ERR_INVALID_STATE);
-    /* An empty storage: accepted. */
+    /* Ids that cannot be members, or a voter that is also a learner: refused
+     * with nothing left behind (no ready), so a corrected call succeeds. */
+    const uint64_t one_zero[] = {1, 0};
+    const uint64_t zero_one[] = {0, 1};
+    const uint64_t one_max[] = {1, UINT64_MAX};
     const uint64_t voters[] = {1};
+    EXPECT_RC(raftlet_node_bootstrap(n, one_zero, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(n, zero_one, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(n, one_max, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(n, voters, 1, voters, 1), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    {
+        bool refused_has = true;
+        EXPECT_OK(raftlet_node_has_ready(n, &refused_has));
+        CHECK(!refused_has);
+        EXPECT_OK(raftlet_node_status(n, &s));
+        CHECK(s.voters_count == 0 && s.term == 0 && s.commit == 0);
+    }
+    /* An empty storage: accepted. */
     EXPECT_OK(raftlet_node_bootstrap(n, voters, 1, learners, 1));
     bool has = false;
     EXPECT_OK(raftlet_node_has_ready(n, &has));

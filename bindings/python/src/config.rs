@@ -8,7 +8,8 @@ use raftlet::{Config, ReadOnlyOption};
 use crate::convert::{type_name, Usize, READ_ONLY_OPTION, U64};
 use crate::errors::IntoPy;
 
-/// Parses `"Safe"` / `"LeaseBased"` (or a `ReadOnlyOption` member).
+/// Parses `"Safe"` / `"LeaseBased"` (or etcd's `"ReadOnlySafe"` /
+/// `"ReadOnlyLeaseBased"`, or a `ReadOnlyOption` member).
 fn parse_read_only(obj: &Bound<'_, PyAny>) -> PyResult<ReadOnlyOption> {
     let s: String = obj.extract().map_err(|_| {
         pyo3::exceptions::PyTypeError::new_err(format!(
@@ -16,7 +17,7 @@ fn parse_read_only(obj: &Bound<'_, PyAny>) -> PyResult<ReadOnlyOption> {
             type_name(obj)
         ))
     })?;
-    match s.as_str() {
+    match s.strip_prefix("ReadOnly").unwrap_or(&s) {
         "Safe" => Ok(ReadOnlyOption::Safe),
         "LeaseBased" => Ok(ReadOnlyOption::LeaseBased),
         other => Err(PyValueError::new_err(format!(
@@ -125,6 +126,7 @@ impl PyConfig {
                 max_learners: max_learners.0,
                 seed: seed.0,
                 coalesce_appends,
+                ..Config::default()
             },
         })
     }
@@ -308,7 +310,8 @@ impl PyConfig {
         self.inner.max_learners = v.0;
     }
 
-    /// The election-timeout RNG seed (0 derives one from ``id``).
+    /// The election-timeout RNG seed: 0 draws one from the OS each time a
+    /// node is created; any other value makes the timeouts reproducible.
     #[getter]
     fn seed(&self) -> u64 {
         self.inner.seed

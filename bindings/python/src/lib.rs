@@ -24,7 +24,13 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 #[pymodule(name = "_raftlet")]
 fn raftlet_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", VERSION)?;
-    logging::install();
+    logging::install(m.py());
+    // A test hook: set as an attribute, so that it stays out of __all__
+    // and out of the stubs.
+    m.setattr(
+        "_core_log_level",
+        wrap_pyfunction!(logging::_core_log_level, m)?,
+    )?;
     m.add_class::<config::PyConfig>()?;
     m.add_class::<storage::PyMemoryStorage>()?;
     m.add_class::<raw_node::PyRawNode>()?;
@@ -40,6 +46,7 @@ fn raftlet_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::PyConfChangeV2>()?;
     m.add_class::<types::PyReadState>()?;
     m.add_class::<status::PyStatus>()?;
+    m.add_class::<status::PyBasicStatus>()?;
     m.add_class::<status::PyProgress>()?;
     Ok(())
 }

@@ -4,7 +4,14 @@
 //! a frozen pyclass. No Python object is created or touched while that lock
 //! is held, and the GIL is released around `step` and `ready`, which can
 //! be long (a snapshot, a big batch of entries).
+//!
+//! A panic inside the core (a broken invariant, or a host that broke the
+//! storage contract) is caught at this boundary and raised as
+//! ``PanicError``, a ``RaftError``; it unwinds through the node's lock,
+//! which poisons it, so every later call raises ``InvalidStateError``.
 
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -17,8 +24,8 @@ use raftlet::{MemoryStorage, RawNode, Ready, SnapshotStatus};
 
 use crate::config::PyConfig;
 use crate::convert::{state_role, type_name, BytesArg, Ids, U64};
-use crate::errors::{invalid_state, ready_stale, IntoPy};
-use crate::status::PyStatus;
+use crate::errors::{invalid_state, panic_error, ready_stale, IntoPy};
+use crate::status::{PyBasicStatus, PyStatus};
 use crate::storage::PyMemoryStorage;
 use crate::types::{
     entry_list, message_list, PyConfChange, PyConfChangeV2, PyConfState, PyHardState, PyMessage,
@@ -29,10 +36,12 @@ use crate::types::{
 /// node other than the one that produced it.
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
-/// Why the node could not be reached.
+/// Why the node could not be reached, or the call did not finish.
 enum NodeUnusable {
     Closed,
     Poisoned,
+    /// The core panicked during this call (the payload's message).
+    Panicked(String),
 }
 
 impl From<NodeUnusable> for PyErr {
@@ -42,7 +51,30 @@ impl From<NodeUnusable> for PyErr {
             NodeUnusable::Poisoned => {
                 invalid_state("raftlet: the RawNode is unusable after a panic inside the core")
             }
+            NodeUnusable::Panicked(msg) => panic_error(&format!(
+                "raftlet: panic inside the core: {msg} (the RawNode is unusable from now on)"
+            )),
         }
+    }
+}
+
+/// The message of a panic payload (`panic!` with a literal or a format).
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// Runs `f`, turning a panic into [`NodeUnusable::Panicked`]. A guard that
+/// `f` holds is dropped while unwinding, which poisons the node's lock.
+fn no_panic<R>(f: impl FnOnce() -> Result<R, NodeUnusable>) -> Result<R, NodeUnusable> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(NodeUnusable::Panicked(panic_message(payload.as_ref()))),
     }
 }
 
@@ -93,13 +125,13 @@ impl PyRawNode {
         py: Python<'_>,
         f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R,
     ) -> PyResult<R> {
-        let r = {
+        let r = no_panic(|| {
             let mut g = self.lock(py)?;
             let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
-            f(node)
-        };
+            Ok(f(node))
+        });
         crate::logging::flush(py);
-        Ok(r)
+        Ok(r?)
     }
 
     /// Runs `f` on the node under its lock with the GIL released.
@@ -109,9 +141,11 @@ impl PyRawNode {
         f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R + Send,
     ) -> PyResult<R> {
         let r = py.detach(|| {
-            let mut g = self.node.lock().map_err(|_| NodeUnusable::Poisoned)?;
-            let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
-            Ok::<R, NodeUnusable>(f(node))
+            no_panic(|| {
+                let mut g = self.node.lock().map_err(|_| NodeUnusable::Poisoned)?;
+                let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
+                Ok(f(node))
+            })
         });
         crate::logging::flush(py);
         Ok(r?)
@@ -143,7 +177,8 @@ impl PyRawNode {
     #[new]
     fn new(config: PyRef<'_, PyConfig>, storage: Bound<'_, PyMemoryStorage>) -> PyResult<Self> {
         let store = storage.get().inner.clone();
-        let node = RawNode::new(&config.inner, store).py()?;
+        crate::logging::sync_level(storage.py());
+        let node = no_panic(|| Ok(RawNode::new(&config.inner, store)))?.py()?;
         Ok(PyRawNode {
             node: Mutex::new(Some(node)),
             storage: storage.unbind(),
@@ -155,21 +190,30 @@ impl PyRawNode {
     /// committed conf-change entry per voter and learner, which the next
     /// Ready hands out to persist and apply.
     ///
-    /// Raises ``InvalidStateError`` when there are no voters or the storage
-    /// is not empty.
+    /// Everything is checked first: a refused bootstrap changes nothing, so
+    /// a corrected call may follow. Raises ``InvalidStateError`` when there
+    /// are no voters or the storage is not empty, and
+    /// ``ConfChangeRefusedError`` when an id is 0, 2**64 - 1 or 2**64 - 2,
+    /// appears twice, or is both a voter and a learner.
     #[pyo3(signature = (voters, learners = Ids::default()))]
     #[pyo3(text_signature = "($self, voters, learners=())")]
     fn bootstrap(&self, py: Python<'_>, voters: Ids, learners: Ids) -> PyResult<()> {
         self.with(py, |n| n.bootstrap(&voters.0, &learners.0))?.py()
     }
 
-    /// Advances the logical clock by one tick.
+    /// Advances the logical clock by one tick (and picks up the level of
+    /// ``logging.getLogger("raftlet")``).
     fn tick(&self, py: Python<'_>) -> PyResult<()> {
+        crate::logging::sync_level(py);
         self.with(py, |n| n.tick())
     }
 
     /// Makes this node campaign at once (pre-vote first when enabled).
+    ///
+    /// Raises ``InvalidStateError`` when the node's term or last index is
+    /// at the limit 2**63 - 1 (it can never campaign again).
     fn campaign(&self, py: Python<'_>) -> PyResult<()> {
+        crate::logging::sync_level(py);
         self.with(py, |n| n.campaign())?.py()
     }
 
@@ -208,7 +252,9 @@ impl PyRawNode {
     /// Raises ``ProposalDroppedError`` as ``propose`` does, and, when the
     /// leader refuses the change, ``ConfChangeRefusedError``,
     /// ``PromotionNotReadyError`` (a learner that lags) or
-    /// ``TooManyLearnersError``.
+    /// ``TooManyLearnersError``. A change of an unknown type or transition,
+    /// or of node 0, 2**64 - 1 or 2**64 - 2, is refused with
+    /// ``ConfChangeRefusedError`` on every node.
     fn propose_conf_change(&self, py: Python<'_>, cc: &Bound<'_, PyAny>) -> PyResult<()> {
         let cc = conf_change_arg(cc)?;
         self.with(py, |n| n.propose_conf_change(cc))?.py()
@@ -218,7 +264,10 @@ impl PyRawNode {
     /// see ``Entry.conf_change()``) and returns the new configuration.
     ///
     /// Raises ``ConfChangeRefusedError`` when the change is not valid for
-    /// the current configuration.
+    /// the current configuration; the configuration is left unchanged and
+    /// the node keeps working. A raftlet leader never commits such a
+    /// change, but an etcd leader may: log it and treat the entry as a
+    /// no-op, as every raftlet node does.
     fn apply_conf_change(&self, py: Python<'_>, cc: &Bound<'_, PyAny>) -> PyResult<PyConfState> {
         let cc = conf_change_arg(cc)?;
         let cs = self.with(py, |n| n.apply_conf_change(&cc))?.py()?;
@@ -227,8 +276,11 @@ impl PyRawNode {
 
     /// Processes a message received from a peer (the GIL is released).
     ///
-    /// Raises ``StepLocalMessageError`` for local-only message types and
-    /// ``StepPeerNotFoundError`` for responses from unknown peers.
+    /// Raises ``StepLocalMessageError`` for local-only message types,
+    /// ``InvalidMessageError`` for a message of an unknown type, with a
+    /// term or index above 2**63 - 1, or from an id that cannot be a member
+    /// (nothing in the node changes), and ``StepPeerNotFoundError`` for
+    /// responses from unknown peers.
     fn step(&self, py: Python<'_>, message: PyRef<'_, PyMessage>) -> PyResult<()> {
         let m: Message = message.inner.clone();
         drop(message);
@@ -282,6 +334,7 @@ impl PyRawNode {
     /// built). Every Ready must be handed back with ``advance`` (or
     /// ``advance_append``) once handled.
     fn ready(&self, py: Python<'_>) -> PyResult<PyReady> {
+        crate::logging::sync_level(py);
         let rd = self.with_detached(py, |n| n.ready())?;
         PyReady::from_ready(py, self.serial, rd)
     }
@@ -323,6 +376,15 @@ impl PyRawNode {
     fn status(&self, py: Python<'_>) -> PyResult<PyStatus> {
         Ok(PyStatus {
             inner: self.with(py, |n| n.status())?,
+        })
+    }
+
+    /// The cheap part of the status (etcd ``BasicStatus``): id, hard and
+    /// soft state, applied index and lead transferee, read in one call
+    /// under the lock, without the configuration or the peers' progress.
+    fn basic_status(&self, py: Python<'_>) -> PyResult<PyBasicStatus> {
+        Ok(PyBasicStatus {
+            inner: self.with(py, |n| n.basic_status())?,
         })
     }
 
@@ -512,6 +574,20 @@ impl PyReady {
     #[getter]
     fn persisted_messages(&self, py: Python<'_>) -> Py<PyList> {
         self.persisted_messages.clone_ref(py)
+    }
+
+    /// Every message of this Ready in one new list, ``messages`` first and
+    /// then ``persisted_messages``: what a synchronous host sends once the
+    /// write of this Ready is durable (etcd's ``Ready.Messages``).
+    fn all_messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let all = PyList::empty(py);
+        for m in self.messages.bind(py).iter() {
+            all.append(m)?;
+        }
+        for m in self.persisted_messages.bind(py).iter() {
+            all.append(m)?;
+        }
+        Ok(all)
     }
 
     /// Whether the write of this Ready must be synced to disk.

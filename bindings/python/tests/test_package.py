@@ -14,7 +14,7 @@ EXPECTED = {
     # DESIGN §5 classes.
     "Config", "MemoryStorage", "RawNode", "Ready", "Message", "Entry", "HardState",
     "SoftState", "ConfState", "Snapshot", "ConfChange", "ConfChangeV2", "ConfChangeSingle",
-    "ReadState", "Status", "Progress",
+    "ReadState", "Status", "BasicStatus", "Progress",
     # Enums.
     "MessageType", "EntryType", "ConfChangeType", "ConfChangeTransition", "StateRole",
     "ReadOnlyOption",
@@ -24,6 +24,8 @@ EXPECTED = {
     "SnapshotTemporarilyUnavailableError", "ConfigError", "DecodeError",
     "ConfChangeRefusedError", "PromotionNotReadyError", "TooManyLearnersError",
     "TransferRefusedError", "NoLeaderError", "ReadyStaleError", "InvalidStateError",
+    "InvalidMessageError",
+    "PanicError",
     "__version__",
 }
 

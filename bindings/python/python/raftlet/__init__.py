@@ -12,16 +12,21 @@ a ``RawNode`` and handles each ``Ready`` it hands back::
     node.campaign()
     while node.has_ready():
         rd = node.ready()
+        # send rd.messages now: they may leave before the write
         if rd.snapshot is not None:
             storage.apply_snapshot(rd.snapshot)
         storage.append(rd.entries)
         if rd.hard_state is not None:
             storage.set_hard_state(rd.hard_state)
-        # send rd.messages, then rd.persisted_messages, to their peers
+        # send rd.persisted_messages only now that the write is durable
+        # (a host that sends everything here uses rd.all_messages())
         for entry in rd.committed_entries:
             ...  # apply entry.data to the state machine
         node.advance(rd)
-    assert node.raft_state == "Leader"
+    assert node.basic_status().raft_state == raftlet.StateRole.LEADER
+
+A panic inside the core raises ``PanicError``, a ``RaftError`` like every
+error raftlet raises.
 """
 
 from raftlet._enums import (
@@ -37,8 +42,10 @@ from raftlet._errors import (
     ConfChangeRefusedError,
     ConfigError,
     DecodeError,
+    InvalidMessageError,
     InvalidStateError,
     NoLeaderError,
+    PanicError,
     PromotionNotReadyError,
     ProposalDroppedError,
     RaftError,
@@ -53,6 +60,7 @@ from raftlet._errors import (
     UnavailableError,
 )
 from raftlet._raftlet import (
+    BasicStatus,
     Config,
     ConfChange,
     ConfChangeSingle,
@@ -73,6 +81,7 @@ from raftlet._raftlet import (
 )
 
 __all__ = [
+    "BasicStatus",
     "CompactedError",
     "ConfChange",
     "ConfChangeRefusedError",
@@ -87,11 +96,13 @@ __all__ = [
     "Entry",
     "EntryType",
     "HardState",
+    "InvalidMessageError",
     "InvalidStateError",
     "MemoryStorage",
     "Message",
     "MessageType",
     "NoLeaderError",
+    "PanicError",
     "Progress",
     "PromotionNotReadyError",
     "ProposalDroppedError",

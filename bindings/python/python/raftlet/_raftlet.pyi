@@ -18,6 +18,7 @@ from raftlet._enums import (
 )
 
 __all__ = [
+    "BasicStatus",
     "ConfChange",
     "ConfChangeSingle",
     "ConfChangeV2",
@@ -76,7 +77,9 @@ class Config:
         promote_max_lag: How many entries behind the leader's last index a
             learner may be when promoted.
         max_learners: The most learners the configuration may hold.
-        seed: The election-timeout RNG seed (0 derives one from ``id``).
+        seed: The election-timeout RNG seed: 0 (the default) draws one from
+            the OS each time a node is created, so restarts do not repeat
+            their timeouts; any other value makes them reproducible.
         coalesce_appends: Whether the leader coalesces the appends of
             proposals made between two Readies into one message per peer.
 
@@ -155,6 +158,10 @@ class MemoryStorage:
             current members (with itself as a learner) for a node that
             joins. Without it the node starts with an empty configuration
             (for ``RawNode.bootstrap`` or a snapshot).
+
+    Raises:
+        ConfChangeRefusedError: ``conf_state`` is not a configuration a node
+            can start from (see ``set_conf_state``).
     """
 
     def __new__(cls, conf_state: "ConfState | None" = None) -> Self: ...
@@ -169,7 +176,7 @@ class MemoryStorage:
 
         Raises:
             UnavailableError: The entries would leave a gap after the last
-                one (nothing is changed then).
+                one, or are not consecutive (nothing is changed then).
             TypeError: An item is not an ``Entry``.
         """
     def set_hard_state(self, hard_state: HardState) -> None:
@@ -196,6 +203,12 @@ class MemoryStorage:
 
         Args:
             conf_state: The configuration.
+
+        Raises:
+            ConfChangeRefusedError: It names 0, 2**64 - 1 or 2**64 - 2,
+                names an id twice, has a voter that is also a learner, or is
+                otherwise not a configuration membership changes can
+                produce; the configuration held is kept.
         """
     def apply_snapshot(self, snapshot: Snapshot) -> None:
         """Replaces the whole contents with a snapshot (from ``Ready.snapshot``).
@@ -208,6 +221,8 @@ class MemoryStorage:
 
         Raises:
             SnapshotOutOfDateError: It is not newer than the snapshot held.
+            ConfChangeRefusedError: Its configuration is invalid (as for
+                ``set_conf_state``).
         """
     def create_snapshot(
         self, index: int, conf_state: "ConfState | None" = None, data: "_BytesLike | None" = None
@@ -226,6 +241,8 @@ class MemoryStorage:
             SnapshotOutOfDateError: ``index`` is not past the current snapshot.
             UnavailableError: ``index`` is past the last entry.
             CompactedError: The entry at ``index`` was compacted away.
+            ConfChangeRefusedError: ``conf_state`` is invalid (as for
+                ``set_conf_state``).
         """
     def compact(self, compact_index: int) -> None:
         """Discards the entries before ``compact_index``.
@@ -291,6 +308,12 @@ class RawNode:
     A node may be shared between threads: calls are serialized by a lock,
     and ``step()`` and ``ready()`` release the GIL.
 
+    A panic inside the core raises ``PanicError`` (a ``RaftError``); the
+    node is unusable afterwards (``InvalidStateError``). Log records go to
+    ``logging.getLogger("raftlet")``; the core builds only the records that
+    logger keeps, reading its level when a node is created and at every
+    ``campaign()``, ``tick()`` and ``ready()``.
+
     Args:
         config: The node's configuration.
         storage: The storage the node restarts from and reads its log from.
@@ -304,7 +327,9 @@ class RawNode:
         """Initializes an empty node with its first configuration.
 
         One committed conf-change entry per voter and learner is appended;
-        the next Ready hands them out to persist and apply.
+        the next Ready hands them out to persist and apply. Everything is
+        checked first: a refused bootstrap changes nothing, so a corrected
+        call may follow.
 
         Args:
             voters: The initial voters.
@@ -312,11 +337,19 @@ class RawNode:
 
         Raises:
             InvalidStateError: There are no voters or the storage is not empty.
+            ConfChangeRefusedError: An id is 0, 2**64 - 1 or 2**64 - 2,
+                appears twice, or is both a voter and a learner.
         """
     def tick(self) -> None:
-        """Advances the logical clock by one tick."""
+        """Advances the logical clock by one tick (and reads the level of
+        ``logging.getLogger("raftlet")``)."""
     def campaign(self) -> None:
-        """Makes this node campaign at once (pre-vote first when enabled)."""
+        """Makes this node campaign at once (pre-vote first when enabled).
+
+        Raises:
+            InvalidStateError: The node's term or last index is at the
+                limit 2**63 - 1 (it can never campaign again).
+        """
     def propose(self, data: _BytesLike) -> None:
         """Proposes that ``data`` be appended to the log.
 
@@ -346,7 +379,9 @@ class RawNode:
 
         Raises:
             ProposalDroppedError: As for ``propose``.
-            ConfChangeRefusedError: The leader refused the change.
+            ConfChangeRefusedError: The leader refused the change, or (on
+                every node) the change has an unknown type or transition or
+                names node 0, 2**64 - 1 or 2**64 - 2.
             PromotionNotReadyError: The learner to promote lags.
             TooManyLearnersError: The change would exceed ``max_learners``.
             TypeError: ``cc`` is not a ``ConfChange`` or ``ConfChangeV2``.
@@ -365,7 +400,10 @@ class RawNode:
 
         Raises:
             ConfChangeRefusedError: The change is not valid for the current
-                configuration.
+                configuration; it is left unchanged and the node keeps
+                working. A raftlet leader never commits such a change, but
+                an etcd leader may: log it and treat the entry as a no-op,
+                as every raftlet node does.
         """
     def step(self, message: Message) -> None:
         """Processes a message received from a peer (the GIL is released).
@@ -375,6 +413,9 @@ class RawNode:
 
         Raises:
             StepLocalMessageError: The message type is local-only.
+            InvalidMessageError: The message type is unknown, a term or
+                index in it is above 2**63 - 1, or it comes from an id that
+                cannot be a member; nothing in the node changed.
             StepPeerNotFoundError: A response came from an unknown peer.
         """
     def read_index(self, ctx: _BytesLike) -> None:
@@ -453,6 +494,13 @@ class RawNode:
         """Reports that every committed entry handed out so far is applied."""
     def status(self) -> Status:
         """Returns the node's full status (peers' progress only on the leader)."""
+    def basic_status(self) -> BasicStatus:
+        """Returns the cheap part of the status (etcd ``BasicStatus``).
+
+        Id, hard and soft state, applied index and lead transferee, read in
+        one call under the node's lock, without the configuration or the
+        peers' progress.
+        """
     def close(self) -> None:
         """Drops the node now; later calls raise ``InvalidStateError``. Idempotent."""
     @property
@@ -492,6 +540,17 @@ class Ready:
     ``persisted_messages`` only after the write; apply
     ``committed_entries`` in order; then ``RawNode.advance(ready)``. A
     Ready can be advanced once; its contents stay readable afterwards.
+
+    The contract: ``messages`` need nothing that is not yet durable (a
+    leader's appends and heartbeats in a durable term, heartbeat responses,
+    pre-vote requests, forwarded proposals and reads) and may leave before
+    or while the Ready is written. ``persisted_messages`` (vote requests,
+    vote and append responses, anything sent while the node's term or vote
+    was not yet durable) may leave only once the writes of this Ready and of
+    every earlier one are durable. Several Readies may be in flight if their
+    writes become durable in order and each is advanced once durable, in
+    order. A crash may tear a Ready's write (keep a prefix of snapshot,
+    entries, hard state); the node restarts safely from it.
     """
 
     @property
@@ -517,10 +576,15 @@ class Ready:
         """Entries to apply to the state machine, in order."""
     @property
     def messages(self) -> list[Message]:
-        """Messages that may be sent at once."""
+        """Messages that may be sent at once, even before the write."""
     @property
     def persisted_messages(self) -> list[Message]:
-        """Messages to send only once the write of this Ready is durable."""
+        """Messages to send only once the writes of this Ready and of every
+        earlier one are durable (vote requests, vote and append responses)."""
+    def all_messages(self) -> list[Message]:
+        """Returns every message in one new list, ``messages`` first, then
+        ``persisted_messages``: what a synchronous host sends once the write
+        of this Ready is durable (etcd's ``Ready.Messages``)."""
     @property
     def must_sync(self) -> bool:
         """Whether the write of this Ready must be synced to disk."""
@@ -1029,6 +1093,44 @@ class Progress:
     @property
     def inflight(self) -> int:
         """The number of append messages in flight to the peer."""
+
+@final
+class BasicStatus:
+    """The cheap part of a node's state, taken by ``RawNode.basic_status()``
+    (etcd ``BasicStatus``)."""
+
+    @property
+    def id(self) -> int:
+        """The node's id."""
+    @property
+    def term(self) -> int:
+        """The current term."""
+    @property
+    def vote(self) -> int:
+        """Whom the node voted for in this term (0 for nobody)."""
+    @property
+    def commit(self) -> int:
+        """The commit index."""
+    @property
+    def leader_id(self) -> int:
+        """The known leader (0 for none)."""
+    @property
+    def raft_state(self) -> StateRole:
+        """The node's role (a ``str``: ``raft_state == "Leader"``)."""
+    @property
+    def applied(self) -> int:
+        """The last index the host reported applied."""
+    @property
+    def lead_transferee(self) -> int:
+        """The target of a leader transfer under way (0 for none)."""
+    @property
+    def hard_state(self) -> HardState:
+        """Term, vote and commit."""
+    @property
+    def soft_state(self) -> SoftState:
+        """Leader and role."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
 @final
 class Status:

@@ -1612,18 +1612,74 @@ fn test_raw_node_persisted_messages() {
     append(&s, &rd);
     rn.advance(rd);
 
-    // A candidate's vote requests go at once; its own vote is not sent.
+    // raftlet: a candidate's vote requests wait for its term and vote to
+    // be durable (etcd sends them at once in its asynchronous mode); its
+    // own vote is not sent.
     rn.campaign().expect("campaign");
     let rd = rn.ready();
-    assert!(rd.persisted_messages.is_empty());
+    assert!(rd.messages.is_empty(), "{:?}", rd.messages);
     let mut to: Vec<u64> = rd
-        .messages
+        .persisted_messages
         .iter()
         .inspect(|m| assert_eq!(m.msg_type, MessageType::MsgVote))
         .map(|m| m.to)
         .collect();
     to.sort_unstable();
     assert_eq!(to, vec![1, 3]);
+}
+
+/// raftlet: while a node's term or vote is not durable, every message but
+/// pre-vote requests, heartbeat responses and term-less forwards waits for
+/// the write, also when the host has several Readies in flight; once the
+/// host reports the write durable, messages of that term go at once again.
+#[test]
+fn test_raw_node_messages_wait_for_durable_term() {
+    let s = new_test_storage(&[1, 2, 3], &[]);
+    let mut rn = new_test_raw_node(2, 10, 1, s.clone());
+    let types = |ms: &[Message]| ms.iter().map(|m| m.msg_type).collect::<Vec<_>>();
+    // A heartbeat of term 1 moves us to term 1, not yet durable. Its
+    // response may go at once; a transfer request forwarded to the leader
+    // in that term waits, also in the next Ready taken before the first is
+    // durable (pipelined). A forwarded read carries no term: it goes at once.
+    rn.step(msg_term(MessageType::MsgHeartbeat, 1, 2, 1))
+        .expect("heartbeat");
+    let rd1 = rn.ready();
+    assert_eq!(rd1.hard_state.map(|hs| hs.term), Some(1));
+    assert_eq!(types(&rd1.messages), vec![MessageType::MsgHeartbeatResp]);
+    assert!(rd1.persisted_messages.is_empty());
+    rn.transfer_leader(3).expect("transfer");
+    rn.read_index(Bytes::from_static(b"r")).expect("read");
+    let rd2 = rn.ready();
+    assert!(rd2.hard_state.is_none());
+    assert_eq!(types(&rd2.messages), vec![MessageType::MsgReadIndex]);
+    assert_eq!(
+        types(&rd2.persisted_messages),
+        vec![MessageType::MsgTransferLeader]
+    );
+    // Ready 1 durable: term 1 is durable, so the next forward goes at once.
+    append(&s, &rd1);
+    rn.advance_append(rd1);
+    rn.transfer_leader(3).expect("transfer");
+    let rd3 = rn.ready();
+    assert!(rd3.persisted_messages.is_empty());
+    assert_eq!(types(&rd3.messages), vec![MessageType::MsgTransferLeader]);
+    append(&s, &rd2);
+    rn.advance_append(rd2);
+    append(&s, &rd3);
+    rn.advance_append(rd3);
+
+    // A pre-candidate's pre-vote requests go at once even though nothing of
+    // its campaign is durable; they change no durable state anywhere.
+    let mut p = new_test_raw_node(1, 10, 1, new_test_storage(&[1, 2, 3], &[]));
+    p.raft_mut().pre_vote = true;
+    p.campaign().expect("campaign");
+    let rd = p.ready();
+    assert!(rd.persisted_messages.is_empty());
+    assert!(rd
+        .messages
+        .iter()
+        .all(|m| m.msg_type == MessageType::MsgPreVote));
+    assert_eq!(rd.messages.len(), 2);
 }
 
 /// raftlet: must_sync is true exactly when the Ready holds entries or
@@ -2105,4 +2161,33 @@ fn test_raw_node_async_apply_pending_conf_change() {
         .expect("apply");
     rn.advance_apply_to(cc_index);
     rn.propose_conf_change(add(3)).expect("propose after apply");
+}
+
+/// `Ready::take_all_messages` hands out `messages` and then
+/// `persisted_messages`, in their order, and leaves both empty: on a real
+/// leader's Ready, and on one where both lists hold messages.
+#[test]
+fn take_all_messages_sends_messages_then_persisted_messages() {
+    let (mut rn, s) = new_multi_leader(&new_test_config(1, 10, 1), 3);
+    rn.propose(Bytes::from_static(b"x")).expect("propose");
+    let mut rd = rn.ready();
+    let mut want = rd.messages.clone();
+    want.extend(rd.persisted_messages.iter().cloned());
+    assert!(!want.is_empty(), "the leader's Ready sends its appends");
+    append(&s, &rd);
+    assert_eq!(rd.take_all_messages(), want);
+    assert!(rd.messages.is_empty() && rd.persisted_messages.is_empty());
+    assert!(rd.take_all_messages().is_empty(), "taken once");
+    rn.advance(rd);
+
+    let mut rd = Ready::default();
+    let now = [
+        msg_term(MessageType::MsgApp, 1, 2, 2),
+        msg_term(MessageType::MsgHeartbeat, 1, 3, 2),
+    ];
+    let after = [msg_term(MessageType::MsgVoteResp, 1, 2, 2)];
+    rd.messages = now.to_vec();
+    rd.persisted_messages = after.to_vec();
+    assert_eq!(rd.take_all_messages(), [&now[..], &after[..]].concat());
+    assert!(rd.is_empty());
 }
