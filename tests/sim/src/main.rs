@@ -5,6 +5,7 @@
 //! raftlet-sim --seeds N [--start S] [--threads T]   seeds S..S+N, summary at the end
 //! options: --profile mixed|adversarial|churn|calm  --bug NAME  --ticks N (fault phase length)
 //!          --host disciplined|pipelined  --lease on|off   (override the seed's draw)
+//!          --no-contract-check   (see what breaking the Ready contract leads to)
 //! ```
 //!
 //! Exits 1 when any seed breaks an invariant, after printing one replay
@@ -18,7 +19,7 @@ fn usage() -> ! {
     eprintln!(
         "usage: raftlet-sim (--seed N [--trace] | --seeds N [--start S] [--threads T])\n\
          \x20                  [--profile mixed|adversarial|churn|calm] [--bug NAME] [--ticks N]\n\
-         \x20                  [--host disciplined|pipelined] [--lease on|off]\n\
+         \x20                  [--host disciplined|pipelined] [--lease on|off] [--no-contract-check]\n\
          bugs (need --features bug-injection): {}",
         Bug::ALL.map(Bug::name).join(", ")
     );
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
             "--start" => start = num(args.next()),
             "--threads" => threads = num(args.next()) as usize,
             "--trace" => opts.trace = true,
+            "--no-contract-check" => opts.no_contract_check = true,
             "--ticks" => opts.chaos_ticks = Some(num(args.next())),
             "--profile" => {
                 opts.profile = Some(

@@ -173,11 +173,16 @@ pub enum Bug {
     ReapplyCommitted,
     /// A snapshot is restored while handed-out entries are not applied.
     RestoreWhileApplying,
+    /// Vote requests leave with `Ready::messages`, before the candidate's
+    /// term and vote are durable.
+    VoteRequestEarly,
+    /// A leader counts its own append before the write is durable.
+    SelfAckEarly,
 }
 
 impl Bug {
     /// Every bug.
-    pub const ALL: [Bug; 10] = [
+    pub const ALL: [Bug; 12] = [
         Bug::LearnerCountsInQuorum,
         Bug::CommitOldTermByCounting,
         Bug::VoteIgnoresLog,
@@ -188,6 +193,8 @@ impl Bug {
         Bug::NoElectionTimeout,
         Bug::ReapplyCommitted,
         Bug::RestoreWhileApplying,
+        Bug::VoteRequestEarly,
+        Bug::SelfAckEarly,
     ];
 
     /// The name of raftlet's switch.
@@ -203,6 +210,8 @@ impl Bug {
             Bug::NoElectionTimeout => "no_election_timeout",
             Bug::ReapplyCommitted => "reapply_committed",
             Bug::RestoreWhileApplying => "restore_while_applying",
+            Bug::VoteRequestEarly => "vote_request_early",
+            Bug::SelfAckEarly => "self_ack_early",
         }
     }
 
@@ -228,6 +237,9 @@ pub struct Options {
     /// Overrides whether the seed uses lease-based reads (on forces
     /// `check_quorum`, which they require).
     pub lease_reads: Option<bool>,
+    /// Skips the [`Invariant::ReadyContract`](crate::Invariant) check, to
+    /// see what a node that breaks the Ready contract leads to.
+    pub no_contract_check: bool,
 }
 
 impl Options {
@@ -257,6 +269,9 @@ impl Options {
         }
         if let Some(l) = self.lease_reads {
             s.push_str(if l { " --lease on" } else { " --lease off" });
+        }
+        if self.no_contract_check {
+            s.push_str(" --no-contract-check");
         }
         s.push_str(" --trace");
         s

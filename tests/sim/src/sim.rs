@@ -112,9 +112,14 @@ struct Node {
     durable: u64,
     /// Pipelined hosts: a durable Ready whose acknowledgement the host put
     /// off (the next acknowledgement covers it).
-    pending_ack: Option<Ready>,
+    pending_ack: Option<(Ready, (u64, u64))>,
     /// Pipelined hosts: no write lands before this time (a stalled disk).
     disk_stalled_until: u64,
+    /// The node's term and vote as of the last Ready taken.
+    seen_vote: (u64, u64),
+    /// The term and vote of the last Ready the host acknowledged durable
+    /// (or found on disk at a restart).
+    acked_vote: (u64, u64),
 }
 
 /// A message in flight.
@@ -417,6 +422,8 @@ impl Sim {
             durable: 0,
             pending_ack: None,
             disk_stalled_until: 0,
+            seen_vote: (bs.hard_state.term, bs.hard_state.vote),
+            acked_vote: (bs.hard_state.term, bs.hard_state.vote),
         };
         self.nodes.insert(id, node);
         Ok(())
@@ -738,6 +745,7 @@ impl Sim {
         let storage = node.storage.clone();
         self.tr(|| describe_ready(id, &rd));
         self.stats.op("readies");
+        let vote = self.check_early_messages(id, &rd)?;
         let crash =
             if allow_crash && self.phase == Phase::Chaos && self.rng.chance(self.p.crash_rate) {
                 Some(self.rng.pick(&CrashPoint::ALL))
@@ -811,15 +819,58 @@ impl Sim {
             return Ok(true);
         }
         // 4. Advance.
-        if let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) {
-            if self.p.async_apply {
-                rn.advance_append(rd);
-            } else {
-                rn.advance(rd);
+        if let Some(node) = self.nodes.get_mut(&id) {
+            if let Some(rn) = node.rn.as_mut() {
+                if self.p.async_apply {
+                    rn.advance_append(rd);
+                } else {
+                    rn.advance(rd);
+                }
+                node.acked_vote = vote;
             }
         }
         self.after_op(id)?;
         Ok(true)
+    }
+
+    /// Checks the Ready contract on the messages `rd` lets leave at once,
+    /// and returns the node's term and vote as of `rd`: while they differ
+    /// from those the host acknowledged durable, a crash could take the
+    /// node back to older ones, so only messages that need nothing durable
+    /// may leave before the write (pre-vote requests, heartbeat responses,
+    /// forwarded proposals and reads, which carry no term).
+    fn check_early_messages(&mut self, id: u64, rd: &Ready) -> Res<(u64, u64)> {
+        let node = self.nodes.get_mut(&id).expect("present");
+        let vote = rd
+            .hard_state
+            .map_or(node.seen_vote, |hs| (hs.term, hs.vote));
+        node.seen_vote = vote;
+        if vote == node.acked_vote || self.opts.no_contract_check {
+            return Ok(vote);
+        }
+        let acked = node.acked_vote;
+        let early = rd.messages.iter().find(|m| {
+            !matches!(
+                m.msg_type,
+                MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
+            ) && m.term != 0
+        });
+        if let Some(m) = early {
+            return Err(Violation {
+                invariant: Invariant::ReadyContract,
+                time: self.now,
+                detail: format!(
+                    "node {id} (term {}, vote {}) hands out {} to send at once, but its host has \
+                     acknowledged only term {}, vote {} durable",
+                    vote.0,
+                    vote.1,
+                    describe_message(m),
+                    acked.0,
+                    acked.1
+                ),
+            });
+        }
+        Ok(vote)
     }
 
     /// Checks what a write put on `id`'s disk (already in `storage`).
@@ -1095,6 +1146,8 @@ impl Sim {
         node.conf_state = snap.metadata.conf_state.clone();
         node.last_commit = bs.hard_state.commit;
         node.last_role = (bs.soft_state.raft_state, bs.hard_state.term);
+        node.seen_vote = (bs.hard_state.term, bs.hard_state.vote);
+        node.acked_vote = node.seen_vote;
         node.rn = Some(rn);
         node.state = NodeState::Up;
         node.next_tick = self.now + 1;
@@ -2104,6 +2157,8 @@ fn plant(rn: &mut RawNode<MemoryStorage>, bug: Bug) {
         Bug::NoElectionTimeout => b.no_election_timeout = true,
         Bug::ReapplyCommitted => b.reapply_committed = true,
         Bug::RestoreWhileApplying => b.restore_while_applying = true,
+        Bug::VoteRequestEarly => b.vote_request_early = true,
+        Bug::SelfAckEarly => b.self_ack_early = true,
     }
 }
 

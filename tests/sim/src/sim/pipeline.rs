@@ -38,6 +38,8 @@ pub(super) struct Write {
     /// When a crash hits the host while this write is in flight, if one
     /// was drawn.
     crash_at: Option<u64>,
+    /// The node's term and vote as of this Ready: durable once it is.
+    vote: (u64, u64),
 }
 
 /// Where a crash hits a pipelined host.
@@ -123,6 +125,7 @@ impl Sim {
             )
         });
         self.stats.op("readies");
+        let vote = self.check_early_messages(id, &rd)?;
         if in_flight > 0 {
             self.stats.op("readies-taken-with-writes-in-flight");
         }
@@ -145,6 +148,7 @@ impl Sim {
                     rd,
                     durable_at: u64::MAX,
                     crash_at: None,
+                    vote,
                 });
             self.crash_pipelined(id, PipelineCrash::BeforeSend)?;
             return Ok(false);
@@ -159,6 +163,7 @@ impl Sim {
                     rd,
                     durable_at: u64::MAX,
                     crash_at: None,
+                    vote,
                 });
             self.crash_pipelined(id, PipelineCrash::AfterSend)?;
             return Ok(false);
@@ -190,6 +195,7 @@ impl Sim {
             rd,
             durable_at,
             crash_at,
+            vote,
         });
         for rs in &read_states {
             self.check_read(id, rs.index, &rs.request_ctx)?;
@@ -271,8 +277,8 @@ impl Sim {
     /// puts the acknowledgement off). First acknowledges a Ready whose
     /// acknowledgement was put off at an earlier step.
     fn land_writes(&mut self, id: u64) -> Res {
-        if let Some(rd) = self.nodes.get_mut(&id).and_then(|n| n.pending_ack.take()) {
-            self.acknowledge(id, rd)?;
+        if let Some((rd, vote)) = self.nodes.get_mut(&id).and_then(|n| n.pending_ack.take()) {
+            self.acknowledge(id, rd, vote)?;
         }
         loop {
             let Some(node) = self.nodes.get(&id) else {
@@ -289,7 +295,7 @@ impl Sim {
                 return self.crash_pipelined(id, PipelineCrash::MidWrite);
             }
             let node = self.nodes.get_mut(&id).expect("present");
-            let Write { mut rd, .. } = node.writes.pop_front().expect("front exists");
+            let Write { mut rd, vote, .. } = node.writes.pop_front().expect("front exists");
             let number = rd.number();
             self.persist(id, rd.snapshot.as_ref(), &rd.entries, rd.hard_state)?;
             let node = self.nodes.get_mut(&id).expect("present");
@@ -301,18 +307,22 @@ impl Sim {
                 // acknowledgement (which covers every earlier Ready).
                 self.stats.op("acks-put-off");
                 let node = self.nodes.get_mut(&id).expect("present");
-                node.pending_ack = Some(rd);
+                node.pending_ack = Some((rd, vote));
             } else {
                 self.nodes.get_mut(&id).expect("present").pending_ack = None;
-                self.acknowledge(id, rd)?;
+                self.acknowledge(id, rd, vote)?;
             }
         }
     }
 
-    /// Reports `rd` (and every earlier Ready) durable to the node.
-    fn acknowledge(&mut self, id: u64, rd: Ready) -> Res {
+    /// Reports `rd` (and every earlier Ready) durable to the node, whose
+    /// term and vote as of `rd` were `vote`.
+    fn acknowledge(&mut self, id: u64, rd: Ready, vote: (u64, u64)) -> Res {
         let by_number = self.rng.chance(self.p.ack_by_number);
-        let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) else {
+        let Some(node) = self.nodes.get_mut(&id) else {
+            return Ok(());
+        };
+        let Some(rn) = node.rn.as_mut() else {
             return Ok(());
         };
         let number = rd.number();
@@ -321,6 +331,7 @@ impl Sim {
         } else {
             rn.advance_append(rd);
         }
+        node.acked_vote = vote;
         self.tr(|| {
             format!(
                 "n{id} acknowledged Ready #{number} ({})",
