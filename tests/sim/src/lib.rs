@@ -83,7 +83,10 @@
 //! was issued; every node that applies the conf change at an index ends in
 //! the same configuration; every entry a leader commits is durable on a
 //! majority of each half of its configuration's voters (learners never count); a node
-//! that campaigns or leads is a voter of its own configuration; and, once
+//! that campaigns or leads is a voter of its own configuration; while a
+//! node's term or vote is not the one its host acknowledged durable, the
+//! messages a Ready lets leave at once are only pre-vote requests,
+//! heartbeat responses and term-less forwards (the Ready contract); and, once
 //! the faults stop, a leader is elected and a proposal committed within
 //! [`params::LIVENESS_BOUND_ELECTIONS`] election timeouts (30 in the churn
 //! profile, whose flow control is throttled, and without pre-vote, where
