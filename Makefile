@@ -52,6 +52,7 @@ test-rust: ## all Rust tests (unit, integration, doctests)
 sim-test: ## the simulator's fixed seed set and planted-bug tests (release build)
 	$(CARGO) test --release -p raftlet-sim
 	$(CARGO) test --release -p raftlet-sim --features bug-injection --test invariants_fire
+	$(CARGO) test --profile sim-assert -p raftlet-sim --test debug_assertions
 
 .PHONY: chaos
 chaos: ## SEEDS simulator seeds (default 20000) on 2 threads; prints steps and faults per kind
