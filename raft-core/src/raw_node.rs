@@ -640,11 +640,16 @@ impl<S: Storage> RawNode<S> {
             // it in its term, which stays true if we later forget the term:
             // we never voted in it durably, and its leader won it with a
             // quorum of durable votes).
+            #[cfg(feature = "bug-injection")]
+            let vote_early = r.bugs.vote_request_early;
+            #[cfg(not(feature = "bug-injection"))]
+            let vote_early = false;
             let (early, late): (Vec<Message>, Vec<Message>) = messages.into_iter().partition(|m| {
                 matches!(
                     m.msg_type,
                     MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
                 ) || m.term == 0
+                    || (vote_early && m.msg_type == MessageType::MsgVote)
             });
             messages = early;
             persisted_messages = late;

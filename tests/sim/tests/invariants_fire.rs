@@ -154,15 +154,7 @@ fn a_leader_counting_its_own_append_early_is_caught_by_the_voter_quorum_check() 
 /// the host sees a MsgVote among the messages that may leave at once while
 /// the term it has acknowledged durable is an older one.
 ///
-/// Ignored: the planted switch has no effect yet. It moves MsgVote from
-/// `persisted_messages` to `messages` in `Raft::send`, but
-/// `RawNode::ready` then holds every message sent in a term not yet
-/// durable, MsgVote included, so the Readies are unchanged. Letting MsgVote
-/// through that filter when the switch is on (a three-line change in
-/// `RawNode::ready`, left to its owner) makes this test pass at the first
-/// mixed seed.
 #[test]
-#[ignore = "the vote_request_early switch is undone by RawNode::ready's durable-term filter"]
 fn vote_requests_sent_before_the_term_is_durable_are_caught_by_the_ready_contract_check() {
     first_catch(
         Bug::VoteRequestEarly,
