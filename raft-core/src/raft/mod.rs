@@ -207,6 +207,11 @@ pub(crate) struct Raft<S: Storage> {
     pub membership: membership::MembershipPolicy,
     /// Membership changes the leader proposed by itself, for the next Ready.
     pub membership_events: Vec<MembershipEvent>,
+    /// Under lease-based reads, a restarted node does not know whom it last
+    /// heard from: it refuses votes for its first election timeout, as if
+    /// it had heard from a leader just before starting, so a lease it
+    /// helped grant before the restart still holds.
+    pub restart_lease: bool,
     /// ReadIndex requests that arrived before the leader committed an entry
     /// of its term; answered once it has.
     pub pending_read_index_messages: Vec<Message>,
@@ -274,6 +279,7 @@ impl<S: Storage> Raft<S> {
                 dead_rounds: c.standby_dead_rounds,
             },
             membership_events: Vec::new(),
+            restart_lease: false,
             pending_read_index_messages: Vec::new(),
             appends_deferred: false,
             coalesce_appends: false,
@@ -324,6 +330,11 @@ impl<S: Storage> Raft<S> {
             r.raft_log.applied_to(c.applied, 0);
         }
         r.become_follower(r.term, INVALID_ID);
+        // A node that was in a term before may have acknowledged a lease
+        // round just before it stopped (a node at term 0 never heard from
+        // any leader).
+        r.restart_lease =
+            c.check_quorum && c.read_only_option == ReadOnlyOption::LeaseBased && r.term > 0;
         Ok(r)
     }
 
@@ -457,6 +468,9 @@ impl<S: Storage> Raft<S> {
 
     fn tick_election(&mut self) {
         self.election_elapsed += 1;
+        if self.election_elapsed >= self.election_timeout {
+            self.restart_lease = false;
+        }
         #[cfg(feature = "bug-injection")]
         if self.bugs.no_election_timeout {
             return;
@@ -471,6 +485,7 @@ impl<S: Storage> Raft<S> {
 
     fn tick_heartbeat(&mut self) {
         self.heartbeat_elapsed += 1;
+        self.tick_lease();
         self.election_elapsed += 1;
         if self.election_elapsed >= self.election_timeout {
             self.election_elapsed = 0;
@@ -618,7 +633,7 @@ impl<S: Storage> Raft<S> {
             if m.msg_type == MessageType::MsgVote || m.msg_type == MessageType::MsgPreVote {
                 let force = m.context() == CAMPAIGN_TRANSFER;
                 let in_lease = self.check_quorum
-                    && self.lead != INVALID_ID
+                    && (self.lead != INVALID_ID || self.restart_lease)
                     && self.election_elapsed < self.election_timeout;
                 if !force && in_lease {
                     // Within the minimum election timeout of hearing from the
@@ -818,6 +833,7 @@ impl<S: Storage> Raft<S> {
         prs: crate::tracker::ProgressMap,
     ) -> ConfState {
         self.trk.apply_conf(cfg, prs);
+        self.reset_lease_acks();
         let cs = self.trk.conf_state();
         let (present, learner) = match self.trk.get(self.id) {
             Some(pr) => (true, pr.is_learner),

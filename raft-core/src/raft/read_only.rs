@@ -50,6 +50,42 @@ pub(crate) struct ReadOnly {
     /// release are always a prefix of it. (Keeping one set per read made
     /// each acknowledgement cost O(pending reads) set inserts.)
     acked: Vec<(u64, u64)>,
+    /// The leader's lease under [`ReadOnlyOption::LeaseBased`] (allocated
+    /// on first use, so groups with safe reads carry only a pointer).
+    lease: Option<Box<Lease>>,
+}
+
+/// A leader's read lease, counted from the send time of the newest
+/// heartbeat round a quorum acknowledged.
+///
+/// A follower that answers a heartbeat refuses votes (and pre-votes) for an
+/// election timeout after it received it, so no other leader can be elected
+/// with its vote until then; a quorum of such followers means no other
+/// leader at all. The heartbeat was received after it was sent, so the
+/// leader may serve reads from its own state for a while after the
+/// *send* time of the round: [`Lease::LEN_DIVISOR`] of an election timeout
+/// of its own ticks, which stays inside every follower's refusal window as
+/// long as no clock runs more than twice as fast as another.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lease {
+    /// The leader's ticks since it became leader.
+    clock: u64,
+    /// Lease rounds sent and not yet acknowledged by a quorum: (seq, clock
+    /// at send), oldest first.
+    sent: VecDeque<(u64, u64)>,
+    /// For each peer, the newest lease round it acknowledged.
+    acked: Vec<(u64, u64)>,
+    /// The send time of the newest round a quorum acknowledged.
+    start: Option<u64>,
+    /// Set when the leader hands its leadership away (MsgTimeoutNow): the
+    /// transferee campaigns past every follower's refusal, so no lease
+    /// holds for the rest of the term.
+    revoked: bool,
+}
+
+impl Lease {
+    /// The lease lasts `election_timeout / LEN_DIVISOR` ticks (at least 1).
+    pub(crate) const LEN_DIVISOR: u64 = 2;
 }
 
 /// The length of a read round's heartbeat context: a magic byte and the
@@ -79,7 +115,12 @@ impl ReadOnly {
             option,
             pending: VecDeque::new(),
             acked: Vec::new(),
+            lease: None,
         }
+    }
+
+    fn lease_mut(&mut self) -> &mut Lease {
+        self.lease.get_or_insert_with(Default::default)
     }
 
     /// Registers a read at commit index `index` confirmed by round `seq`.
@@ -138,8 +179,117 @@ impl<S: Storage> Raft<S> {
                 self.bcast_heartbeat_with_ctx(Some(encode_seq(seq)));
             }
             ReadOnlyOption::LeaseBased => {
+                if self.lease_valid() {
+                    let committed = self.raft_log.committed;
+                    self.respond_to_read_index(m, committed);
+                    return;
+                }
+                // No lease now (a new leader, a lost quorum, a transfer
+                // under way): confirm this read with a heartbeat round, as
+                // a safe read is; the round renews the lease too.
+                let seq = self.next_read_seq;
+                self.next_read_seq += 1;
                 let committed = self.raft_log.committed;
-                self.respond_to_read_index(m, committed);
+                self.read_only.add_request(committed, seq, m);
+                let id = self.id;
+                self.ack_read_round(id, seq);
+                self.send_lease_round(seq);
+            }
+        }
+    }
+
+    /// Whether this leader's lease lets it answer a read at once.
+    pub(crate) fn lease_valid(&self) -> bool {
+        let Some(lease) = self.read_only.lease.as_deref() else {
+            return false;
+        };
+        let len = (self.election_timeout as u64 / Lease::LEN_DIVISOR).max(1);
+        !lease.revoked && lease.start.is_some_and(|start| lease.clock < start + len)
+    }
+
+    /// Under lease-based reads, a heartbeat broadcast is a lease round: its
+    /// context carries a fresh sequence number whose send time is recorded.
+    /// Returns the context for the heartbeats, `None` under safe reads.
+    pub(crate) fn next_lease_round_ctx(&mut self) -> Option<Bytes> {
+        if self.read_only.option != ReadOnlyOption::LeaseBased {
+            return None;
+        }
+        let seq = self.next_read_seq;
+        self.next_read_seq += 1;
+        self.record_lease_round(seq);
+        Some(encode_seq(seq))
+    }
+
+    /// Sends the heartbeat round `seq` (already numbered), as a lease round.
+    fn send_lease_round(&mut self, seq: u64) {
+        self.record_lease_round(seq);
+        self.bcast_heartbeat_with_ctx(Some(encode_seq(seq)));
+    }
+
+    fn record_lease_round(&mut self, seq: u64) {
+        let id = self.id;
+        let lease = self.read_only.lease_mut();
+        let clock = lease.clock;
+        lease.sent.push_back((seq, clock));
+        self.ack_lease_round(id, seq);
+    }
+
+    /// Advances the lease clock by one leader tick and forgets rounds too
+    /// old to give a lease any more.
+    pub(crate) fn tick_lease(&mut self) {
+        let len = (self.election_timeout as u64 / Lease::LEN_DIVISOR).max(1);
+        if let Some(lease) = self.read_only.lease.as_deref_mut() {
+            lease.clock += 1;
+            while lease
+                .sent
+                .front()
+                .is_some_and(|&(_, t)| t + len <= lease.clock)
+            {
+                lease.sent.pop_front();
+            }
+        }
+    }
+
+    /// No lease holds any more in this term (a leadership transfer began).
+    pub(crate) fn revoke_lease(&mut self) {
+        if let Some(lease) = self.read_only.lease.as_deref_mut() {
+            lease.revoked = true;
+        }
+    }
+
+    /// The configuration changed: a lease acknowledged by a quorum of the
+    /// old one proves nothing about the new one.
+    pub(crate) fn reset_lease_acks(&mut self) {
+        if let Some(lease) = self.read_only.lease.as_deref_mut() {
+            lease.start = None;
+            lease.acked.clear();
+        }
+    }
+
+    /// Records that `from` acknowledged lease round `seq`, and moves the
+    /// lease start to the newest round a quorum acknowledged.
+    fn ack_lease_round(&mut self, from: u64, seq: u64) {
+        let Some(lease) = self.read_only.lease.as_deref_mut() else {
+            return;
+        };
+        match lease.acked.iter_mut().find(|(id, _)| *id == from) {
+            Some((_, s)) => *s = (*s).max(seq),
+            None => lease.acked.push((from, seq)),
+        }
+        let acked = &lease.acked;
+        let won = |s: u64| {
+            self.trk.config.voters.vote_result(|id| {
+                acked
+                    .iter()
+                    .any(|&(p, a)| p == id && a >= s)
+                    .then_some(true)
+            }) == VoteResult::Won
+        };
+        let newest = lease.sent.iter().rev().find(|&&(s, _)| won(s)).copied();
+        if let Some((s, t)) = newest {
+            lease.start = Some(lease.start.map_or(t, |st| st.max(t)));
+            while lease.sent.front().is_some_and(|&(f, _)| f <= s) {
+                lease.sent.pop_front();
             }
         }
     }
@@ -160,13 +310,13 @@ impl<S: Storage> Raft<S> {
 
     /// Processes the read context echoed in a heartbeat response.
     pub(crate) fn handle_read_ack(&mut self, m: &Message) {
-        if self.read_only.option != ReadOnlyOption::Safe {
-            return;
-        }
         let Some(seq) = decode_seq(m.context()) else {
             return;
         };
         self.ack_read_round(m.from, seq);
+        if self.read_only.option == ReadOnlyOption::LeaseBased {
+            self.ack_lease_round(m.from, seq);
+        }
     }
 
     /// Records that `from` acknowledged round `seq` (and so every earlier

@@ -169,7 +169,12 @@ impl<S: Storage> Raft<S> {
 
     /// Sends heartbeats to every peer, carrying the latest pending read's context.
     pub(crate) fn bcast_heartbeat(&mut self) {
-        let ctx = self.read_only.last_pending_request_ctx();
+        // Under lease-based reads every heartbeat round renews the lease
+        // (and, being numbered after every pending read, confirms those
+        // too); under safe reads it carries the newest pending read.
+        let ctx = self
+            .next_lease_round_ctx()
+            .or_else(|| self.read_only.last_pending_request_ctx());
         self.bcast_heartbeat_with_ctx(ctx);
     }
 

@@ -56,6 +56,9 @@ impl<S: Storage> Raft<S> {
     }
 
     pub(crate) fn send_timeout_now(&mut self, to: u64) {
+        // The transferee will campaign past every follower's lease: no
+        // read may be served from ours for the rest of the term.
+        self.revoke_lease();
         self.send(Message::new(MessageType::MsgTimeoutNow, INVALID_ID, to));
     }
 

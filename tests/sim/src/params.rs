@@ -562,11 +562,9 @@ impl Params {
             p.aim_crashes = 0.0;
             p.quick_restart = 0.0;
         }
-        // Lease reads are drawn (the draw keeps later seeds stable) but not
-        // used unless asked for: raftlet's leases outlive the followers'
-        // promise (see the README), which the simulator shows at once.
-        let _drawn = p.check_quorum && r.chance(0.3);
-        p.lease_reads = opts.lease_reads.unwrap_or(false);
+        // Lease reads on about 30 % of the seeds with check-quorum.
+        let drawn = p.check_quorum && r.chance(0.3);
+        p.lease_reads = opts.lease_reads.unwrap_or(drawn);
         if p.lease_reads {
             p.check_quorum = true;
             p.tick_periods = LEASE_TICK_PERIODS.to_vec();

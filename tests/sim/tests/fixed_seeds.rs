@@ -101,16 +101,10 @@ fn pipelined_host_seed_set_keeps_every_invariant() {
 /// Lease-based reads (check_quorum on, clock drift within
 /// `LEASE_TICK_PERIODS`, no pauses) on 250 mixed seeds.
 ///
-/// Ignored: raftlet's lease is etcd's. A leader keeps it until a
-/// check-quorum round (one per election timeout of its own ticks) finds no
-/// quorum heard since the previous round, so up to two election timeouts
-/// after it last heard a quorum, while a follower refuses votes for one
-/// election timeout after it last heard the leader, and not at all after a
-/// restart. A leader cut off from the others answers reads from its lease
-/// after a new leader committed writes, with no clock drift at all (see the
-/// README, "Lease-based reads"). Run with `--ignored` to list the seeds.
+/// The lease counts from the send time of a heartbeat round a quorum
+/// acknowledged, and a restarted node refuses votes for an election
+/// timeout (see the README, "Lease-based reads").
 #[test]
-#[ignore = "raftlet's (etcd's) lease outlives the followers' promise not to vote: stale reads"]
 fn lease_read_seed_set_keeps_every_invariant() {
     check_with(
         Options {

@@ -166,6 +166,13 @@ fn test_read_only_option_lease() {
     }
     nt.campaign(1);
     assert_eq!(nt.peer(1).state, StateRole::Leader);
+    // raftlet: a lease counts from the send time of a heartbeat round a
+    // quorum acknowledged (etcd's leader serves lease reads before it heard
+    // from anyone in its term); one heartbeat round establishes it.
+    nt.peer_mut(1).tick();
+    let msgs = nt.peer_mut(1).read_messages();
+    nt.send(msgs);
+    assert!(nt.peer(1).lease_valid());
 
     let tests: [(u64, usize, u64, &'static [u8]); 6] = [
         (1, 10, 11, b"ctx1"),
@@ -189,6 +196,96 @@ fn test_read_only_option_lease() {
         assert_eq!(r.read_states[0], read_state(wri, wctx), "#{i}");
         r.read_states.clear();
     }
+}
+
+/// raftlet: a lease-based read with no lease (no heartbeat round was
+/// acknowledged yet, the lease ran out, or a transfer began) is confirmed by
+/// a heartbeat round, as a safe read is; it is never answered from the
+/// leader's state alone.
+#[test]
+fn lease_reads_without_a_lease_wait_for_a_heartbeat_round() {
+    let lease = |c: &mut Config| {
+        c.read_only_option = ReadOnlyOption::LeaseBased;
+        c.check_quorum = true;
+    };
+    let mut nt = network_of(&[1, 2, 3], &[], &lease);
+    nt.campaign(1);
+    assert_eq!(nt.peer(1).state, StateRole::Leader);
+    assert!(!nt.peer(1).lease_valid(), "no round acknowledged yet");
+    let read = |nt: &mut Network, ctx: &'static [u8]| {
+        nt.ignore(MessageType::MsgHeartbeat);
+        nt.send(vec![read_msg(1, 1, ctx)]);
+        nt.recover();
+        std::mem::take(&mut nt.peer_mut(1).read_states)
+    };
+    assert!(read(&mut nt, b"a").is_empty(), "answered without a lease");
+    // Once heartbeats pass, a round confirms it (and gives a lease).
+    nt.peer_mut(1).tick();
+    let msgs = nt.peer_mut(1).read_messages();
+    nt.send(msgs);
+    let released = std::mem::take(&mut nt.peer_mut(1).read_states);
+    assert_eq!(released.len(), 1);
+    assert_eq!(&released[0].request_ctx[..], b"a");
+    assert!(nt.peer(1).lease_valid());
+    assert_eq!(read(&mut nt, b"b").len(), 1, "answered from the lease");
+    // Without acknowledgements the lease runs out after half an election
+    // timeout of the leader's ticks.
+    nt.isolate(1);
+    let et = nt.peer(1).election_timeout;
+    for _ in 0..et / 2 {
+        nt.peer_mut(1).tick();
+        let msgs = nt.peer_mut(1).read_messages();
+        nt.send(msgs);
+    }
+    assert!(!nt.peer(1).lease_valid(), "the lease outlived its length");
+    assert!(read(&mut nt, b"c").is_empty());
+    nt.recover();
+    nt.peer_mut(1).tick();
+    let msgs = nt.peer_mut(1).read_messages();
+    nt.send(msgs);
+    assert!(nt.peer(1).lease_valid());
+    // A leadership transfer revokes the lease for the rest of the term.
+    nt.ignore(MessageType::MsgTimeoutNow);
+    nt.send(vec![Message::new(MessageType::MsgTransferLeader, 2, 1)]);
+    assert!(!nt.peer(1).lease_valid(), "the lease survived a transfer");
+}
+
+/// raftlet: under lease-based reads, a node restarted from a term it was in
+/// refuses votes for its first election timeout: it may have acknowledged
+/// a lease round just before it stopped. A node that never was in a term
+/// votes at once.
+#[test]
+fn lease_a_restarted_follower_refuses_votes_for_an_election_timeout() {
+    let lease = |c: &mut Config| {
+        c.read_only_option = ReadOnlyOption::LeaseBased;
+        c.check_quorum = true;
+    };
+    let storage =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).expect("storage");
+    storage.wl().set_hard_state(HardState {
+        term: 2,
+        vote: 0,
+        commit: 0,
+    });
+    let mut c = new_test_config(2, 10, 1);
+    lease(&mut c);
+    let mut r = Raft::new(&c, storage).expect("restart");
+    let mut vote = Message::new(MessageType::MsgVote, 3, 2);
+    vote.term = 3;
+    r.step(vote.clone()).expect("vote");
+    assert_eq!(r.term, 2, "a vote inside the restart lease moved the term");
+    for _ in 0..r.election_timeout {
+        r.tick();
+    }
+    r.step(vote).expect("vote");
+    assert_eq!((r.term, r.vote), (3, 3));
+
+    let mut fresh = new_test_raft(2, 10, 1, new_test_storage(&[1, 2, 3], &[]));
+    fresh.read_only.option = ReadOnlyOption::LeaseBased;
+    let mut v = Message::new(MessageType::MsgVote, 3, 2);
+    v.term = 1;
+    fresh.step(v).expect("vote");
+    assert_eq!((fresh.term, fresh.vote), (1, 3));
 }
 
 /// etcd: TestReadOnlyForNewLeader
