@@ -122,8 +122,8 @@ struct Node {
     acked_vote: (u64, u64),
     /// Leaders with automatic promotion or standby learners: what the
     /// leader knew of its configuration and learners just before each of
-    /// its recent ticks (a membership change of its own is proposed in a
-    /// tick), newest last.
+    /// its ticks since its last Ready (a membership change of its own is
+    /// proposed in a tick and reported in the next Ready), newest last.
     promo_views: VecDeque<PromoView>,
     /// Strong reads answered to this node (a ReadState), waiting until its
     /// state machine has applied up to the read's index to be served.
@@ -1252,6 +1252,16 @@ impl Sim {
     /// of the leader's log and not in snapshot state; a standby swap
     /// demoted a voter and promoted a learner, so the voter count stays.
     fn check_membership_events(&mut self, id: u64, rd: &Ready) -> Res {
+        let res = self.check_membership_events_in(id, rd);
+        // Every event proposed so far is in this Ready: views older than it
+        // cannot match a later one (a log index may recur in a later term).
+        if let Some(node) = self.nodes.get_mut(&id) {
+            node.promo_views.clear();
+        }
+        res
+    }
+
+    fn check_membership_events_in(&mut self, id: u64, rd: &Ready) -> Res {
         use raftlet::MembershipEvent as E;
         for ev in &rd.membership_events {
             let (promoted, demoted, index) = match *ev {
