@@ -420,7 +420,14 @@ impl<S: Storage> Raft<S> {
                 ConfChangeType::ConfChangeAddNode => {
                     if self.trk.config.learners.contains(&c.node_id) {
                         if let Some(pr) = self.trk.get(c.node_id) {
-                            let lag = last.saturating_sub(pr.matched);
+                            #[allow(unused_mut)]
+                            let mut lag = last.saturating_sub(pr.matched);
+                            // The planted bug must pass this check too, or
+                            // the leader refuses its own promotion.
+                            #[cfg(feature = "bug-injection")]
+                            if self.bugs.promote_ignores_lag {
+                                lag = 0;
+                            }
                             let pending_snapshot = pr.state == ProgressState::Snapshot;
                             if !pr.recent_active || pending_snapshot || lag > self.promote_max_lag {
                                 return Some(Error::PromotionNotReady {

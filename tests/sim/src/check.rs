@@ -27,13 +27,26 @@ pub enum Invariant {
     /// another, and entries are applied in index order without gaps.
     AppliedPrefix,
     /// A ReadIndex answer is at least the index of every write acknowledged
-    /// before the read was issued.
+    /// before the read was issued, and the state the read is served from
+    /// (once the node, a learner too, applied up to that index) holds
+    /// every such write.
     StaleRead,
     /// Every entry a leader commits is persisted on a quorum of the voters
     /// of its configuration (learners never count).
     CommitWithoutVoterQuorum,
     /// A learner (or non-member) never campaigns or leads.
     LearnerCampaigned,
+    /// A learner the leader promotes by itself (`Config::auto_promote`, or
+    /// a standby swap) was, when the leader proposed it, within
+    /// `promote_max_lag` entries of the leader's log and not in snapshot
+    /// state.
+    PromotionThreshold,
+    /// A standby swap demotes a voter and promotes a learner (as the
+    /// leader saw them when it proposed it): the number of voters stays.
+    StandbySwap,
+    /// A weak read (`RawNode::read_local`) reports the applied index the
+    /// host's state machine has reached, at most the commit index.
+    LocalRead,
     /// Every node that applies the conf change at an index ends in the same
     /// configuration (or refuses it alike).
     ConfigAgreement,
@@ -65,6 +78,9 @@ impl Invariant {
             Invariant::StaleRead => "stale-read",
             Invariant::CommitWithoutVoterQuorum => "commit-without-voter-quorum",
             Invariant::LearnerCampaigned => "learner-campaigned",
+            Invariant::PromotionThreshold => "promotion-threshold",
+            Invariant::StandbySwap => "standby-swap",
+            Invariant::LocalRead => "local-read",
             Invariant::ConfigAgreement => "config-agreement",
             Invariant::Liveness => "liveness",
             Invariant::ReadyContract => "ready-contract",

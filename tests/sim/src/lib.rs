@@ -57,7 +57,10 @@
 //!   `ConfChangeRefused`, `PromotionNotReady` and `TooManyLearners` are
 //!   expected outcomes; leader transfers; and snapshot + compaction on a
 //!   node (`create_snapshot` at its applied index with its state machine,
-//!   then `compact`). New members start with an empty storage, or one
+//!   then `compact`); weak reads (`read_local`), on learners most of the
+//!   time; on some seeds new members are added with `add_member` (learner
+//!   first), and leaders promote caught-up learners (`auto_promote`) or
+//!   swap a silent voter for a standby learner (`standby_promotion`). New members start with an empty storage, or one
 //!   seeded with the leader's latest snapshot, before they are added; a
 //!   removed member is stopped once its removal is applied.
 //!
@@ -83,7 +86,14 @@
 //! was issued; every node that applies the conf change at an index ends in
 //! the same configuration; every entry a leader commits is durable on a
 //! majority of each half of its configuration's voters (learners never count); a node
-//! that campaigns or leads is a voter of its own configuration; while a
+//! that campaigns or leads is a voter of its own configuration; a strong
+//! read (on a learner too) is served, once the node applied up to its
+//! index, from a state holding every payload applied anywhere before the
+//! read was issued; a weak read (`read_local`) reports the applied index
+//! of the node's state machine; a learner the leader promotes by itself
+//! (`auto_promote`, standby swaps) was within `promote_max_lag` of its log
+//! and not in snapshot state when the leader proposed it, and a standby
+//! swap demotes a voter and promotes a learner; while a
 //! node's term or vote is not the one its host acknowledged durable, the
 //! messages a Ready lets leave at once are only pre-vote requests,
 //! heartbeat responses and term-less forwards (the Ready contract); and, once

@@ -3,9 +3,10 @@
 //! ```text
 //! raftlet-sim --seed N [--trace]              one seed (with a per-step trace)
 //! raftlet-sim --seeds N [--start S] [--threads T]   seeds S..S+N, summary at the end
-//! options: --profile mixed|adversarial|churn|calm  --bug NAME  --ticks N (fault phase length)
+//! options: --profile mixed|adversarial|churn|calm|durability|learners  --bug NAME  --ticks N (fault phase length)
 //!          --host disciplined|pipelined  --lease on|off   (override the seed's draw)
 //!          --no-contract-check   (see what breaking the Ready contract leads to)
+//!          --strict-local-reads  (weak reads without the snapshot exception, see the README)
 //! ```
 //!
 //! Exits 1 when any seed breaks an invariant, after printing one replay
@@ -18,8 +19,8 @@ use raftlet_sim::{params, run_many, run_seed, Bug, HostKind, Options, Profile};
 fn usage() -> ! {
     eprintln!(
         "usage: raftlet-sim (--seed N [--trace] | --seeds N [--start S] [--threads T])\n\
-         \x20                  [--profile mixed|adversarial|churn|calm] [--bug NAME] [--ticks N]\n\
-         \x20                  [--host disciplined|pipelined] [--lease on|off] [--no-contract-check]\n\
+         \x20                  [--profile mixed|adversarial|churn|calm|durability|learners] [--bug NAME] [--ticks N]\n\
+         \x20                  [--host disciplined|pipelined] [--lease on|off] [--no-contract-check] [--strict-local-reads]\n\
          bugs (need --features bug-injection): {}",
         Bug::ALL.map(Bug::name).join(", ")
     );
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
             "--threads" => threads = num(args.next()) as usize,
             "--trace" => opts.trace = true,
             "--no-contract-check" => opts.no_contract_check = true,
+            "--strict-local-reads" => opts.strict_local_reads = true,
             "--ticks" => opts.chaos_ticks = Some(num(args.next())),
             "--profile" => {
                 opts.profile = Some(

@@ -79,6 +79,11 @@ pub enum Profile {
     /// does not hold yet: for bugs that let state leave a node before it is
     /// durable.
     Durability,
+    /// The mixed faults with the learner lifecycle on in every seed:
+    /// check-quorum, automatic promotion and standby learners (each on most
+    /// seeds), members added with `RawNode::add_member`, more membership
+    /// changes and more reads, strong and weak, on learners.
+    Learners,
 }
 
 impl Profile {
@@ -90,6 +95,7 @@ impl Profile {
             Profile::Calm => "calm",
             Profile::Churn => "churn",
             Profile::Durability => "durability",
+            Profile::Learners => "learners",
         }
     }
 
@@ -101,6 +107,7 @@ impl Profile {
             "calm" => Some(Profile::Calm),
             "churn" => Some(Profile::Churn),
             "durability" => Some(Profile::Durability),
+            "learners" => Some(Profile::Learners),
             _ => None,
         }
     }
@@ -178,11 +185,13 @@ pub enum Bug {
     VoteRequestEarly,
     /// A leader counts its own append before the write is durable.
     SelfAckEarly,
+    /// The leader promotes learners automatically whatever their lag.
+    PromoteIgnoresLag,
 }
 
 impl Bug {
     /// Every bug.
-    pub const ALL: [Bug; 12] = [
+    pub const ALL: [Bug; 13] = [
         Bug::LearnerCountsInQuorum,
         Bug::CommitOldTermByCounting,
         Bug::VoteIgnoresLog,
@@ -195,6 +204,7 @@ impl Bug {
         Bug::RestoreWhileApplying,
         Bug::VoteRequestEarly,
         Bug::SelfAckEarly,
+        Bug::PromoteIgnoresLag,
     ];
 
     /// The name of raftlet's switch.
@@ -212,6 +222,7 @@ impl Bug {
             Bug::RestoreWhileApplying => "restore_while_applying",
             Bug::VoteRequestEarly => "vote_request_early",
             Bug::SelfAckEarly => "self_ack_early",
+            Bug::PromoteIgnoresLag => "promote_ignores_lag",
         }
     }
 
@@ -240,6 +251,11 @@ pub struct Options {
     /// Skips the [`Invariant::ReadyContract`](crate::Invariant) check, to
     /// see what a node that breaks the Ready contract leads to.
     pub no_contract_check: bool,
+    /// Checks [`Invariant::LocalRead`](crate::Invariant) without the
+    /// snapshot exception: a weak read must report exactly what the
+    /// state machine applied even while a snapshot is acknowledged durable
+    /// but not applied yet (see the README).
+    pub strict_local_reads: bool,
 }
 
 impl Options {
@@ -272,6 +288,9 @@ impl Options {
         }
         if self.no_contract_check {
             s.push_str(" --no-contract-check");
+        }
+        if self.strict_local_reads {
+            s.push_str(" --strict-local-reads");
         }
         s.push_str(" --trace");
         s
@@ -394,6 +413,25 @@ pub struct Params {
     pub transfer_rate: f64,
     /// Snapshot + compaction on a node.
     pub compact_rate: f64,
+    /// `Config::auto_promote` (only with `check_quorum`).
+    pub auto_promote: bool,
+    /// `Config::standby_promotion` (only with `check_quorum`).
+    pub standby_promotion: bool,
+    /// `Config::promote_min_active_rounds`.
+    pub promote_min_active_rounds: u32,
+    /// `Config::standby_dead_rounds`.
+    pub standby_dead_rounds: u32,
+    /// `Config::learner_forwards_proposals`.
+    pub learner_forwards_proposals: bool,
+    /// Whether the client adds new members with `RawNode::add_member`
+    /// (learner first, `Config::learner_first` on) rather than with a raw
+    /// conf change.
+    pub add_member: bool,
+    /// The probability that a read (strong or weak) goes to a learner when
+    /// the configuration has one.
+    pub learner_read_share: f64,
+    /// Per-unit probability of a weak read (`RawNode::read_local`).
+    pub local_read_rate: f64,
 }
 
 impl Params {
@@ -447,6 +485,14 @@ impl Params {
             conf_rate: r.prob(0.001, 0.006),
             transfer_rate: r.prob(0.0, 0.002),
             compact_rate: r.prob(0.0005, 0.004),
+            auto_promote: false,
+            standby_promotion: false,
+            promote_min_active_rounds: 3,
+            standby_dead_rounds: 3,
+            learner_forwards_proposals: true,
+            add_member: false,
+            learner_read_share: 0.0,
+            local_read_rate: 0.0,
         };
         // Clock skew: some nodes tick less often than others.
         if r.chance(0.6) {
@@ -497,6 +543,10 @@ impl Params {
                 // leader may have to replicate once the faults stop.
                 p.max_uncommitted_entries_size = 1024;
                 p.conf_rate = r.prob(0.0, 0.002);
+            }
+            Profile::Learners => {
+                p.conf_rate = r.prob(0.004, 0.012);
+                p.read_rate = r.prob(0.01, 0.04);
             }
             Profile::Calm => {
                 p.drop = 0.0;
@@ -576,6 +626,35 @@ impl Params {
             // flight) waits for a follower's write.
             p.liveness_bound_elections = CHURN_LIVENESS_BOUND_ELECTIONS;
         }
+        // The learner lifecycle, drawn after everything else (earlier
+        // draws stay those of earlier versions).
+        let learners = profile == Profile::Learners;
+        if learners {
+            p.check_quorum = true;
+        }
+        let (auto, standby, add) = if learners {
+            (0.8, 0.6, 0.7)
+        } else {
+            (0.3, 0.3, 0.4)
+        };
+        let auto = r.chance(auto);
+        let standby = r.chance(standby);
+        p.auto_promote = p.check_quorum && auto;
+        p.standby_promotion = p.check_quorum && standby;
+        p.promote_min_active_rounds = r.pick(&[1, 2, 3, 5]) as u32;
+        p.standby_dead_rounds = r.pick(&[2, 3, 5]) as u32;
+        p.learner_forwards_proposals = r.chance(0.8);
+        p.add_member = r.chance(add);
+        p.learner_read_share = if learners {
+            r.prob(0.3, 0.8)
+        } else {
+            r.pick(&[0.0, 0.2, 0.5])
+        };
+        p.local_read_rate = if learners {
+            r.prob(0.005, 0.03)
+        } else {
+            r.pick(&[0.0, 0.0, 0.01])
+        };
         let per_election = ELECTION_TICK as u64
             + (WRITES_PER_ELECTION * p.write_latency.1).div_ceil(UNITS_PER_TICK);
         p.liveness_bound_ticks = p.liveness_bound_elections * per_election;

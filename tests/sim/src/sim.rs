@@ -120,6 +120,40 @@ struct Node {
     /// The term and vote of the last Ready the host acknowledged durable
     /// (or found on disk at a restart).
     acked_vote: (u64, u64),
+    /// Leaders with automatic promotion or standby learners: what the
+    /// leader knew of its configuration and learners just before each of
+    /// its ticks since its last Ready (a membership change of its own is
+    /// proposed in a tick and reported in the next Ready), newest last.
+    promo_views: VecDeque<PromoView>,
+    /// Strong reads answered to this node (a ReadState), waiting until its
+    /// state machine has applied up to the read's index to be served.
+    waiting_reads: Vec<WaitingRead>,
+}
+
+/// What a leader knew just before one of its ticks, to check a membership
+/// change it proposed in that tick against.
+struct PromoView {
+    term: u64,
+    /// The leader's last index: a change proposed in the tick is at
+    /// `last + 1`.
+    last: u64,
+    /// The voters of its configuration (both halves).
+    voters: BTreeSet<u64>,
+    /// Every learner: (lag behind `last`, replication state).
+    learners: BTreeMap<u64, (u64, raftlet::tracker::ProgressState)>,
+}
+
+/// How many [`PromoView`]s a node keeps (the ticks a Ready may lag behind).
+const PROMO_VIEWS: usize = 64;
+
+/// A strong read answered (a ReadState) and not yet served.
+struct WaitingRead {
+    ctx: Bytes,
+    index: u64,
+    issued: u64,
+    /// The number of payloads applied anywhere before the read was issued:
+    /// the state served must hold at least these.
+    payload_floor: usize,
 }
 
 /// A message in flight.
@@ -160,6 +194,9 @@ struct PendingRead {
     /// The highest index applied anywhere before the read was issued: every
     /// acknowledged write is at or below it.
     floor: u64,
+    /// The number of payloads applied anywhere before the read was issued
+    /// (every acknowledged write).
+    payload_floor: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -369,6 +406,11 @@ impl Sim {
         c.promote_max_lag = self.p.promote_max_lag;
         c.max_uncommitted_entries_size = self.p.max_uncommitted_entries_size;
         c.max_learners = 2;
+        c.auto_promote = self.p.auto_promote;
+        c.standby_promotion = self.p.standby_promotion;
+        c.promote_min_active_rounds = self.p.promote_min_active_rounds;
+        c.standby_dead_rounds = self.p.standby_dead_rounds;
+        c.learner_forwards_proposals = self.p.learner_forwards_proposals;
         if self.p.lease_reads {
             c.read_only_option = ReadOnlyOption::LeaseBased;
         }
@@ -424,6 +466,8 @@ impl Sim {
             disk_stalled_until: 0,
             seen_vote: (bs.hard_state.term, bs.hard_state.vote),
             acked_vote: (bs.hard_state.term, bs.hard_state.vote),
+            promo_views: VecDeque::new(),
+            waiting_reads: Vec::new(),
         };
         self.nodes.insert(id, node);
         Ok(())
@@ -746,6 +790,7 @@ impl Sim {
         self.tr(|| describe_ready(id, &rd));
         self.stats.op("readies");
         let vote = self.check_early_messages(id, &rd)?;
+        self.check_membership_events(id, &rd)?;
         let crash =
             if allow_crash && self.phase == Phase::Chaos && self.rng.chance(self.p.crash_rate) {
                 Some(self.rng.pick(&CrashPoint::ALL))
@@ -814,6 +859,7 @@ impl Sim {
         for rs in &rd.read_states {
             self.check_read(id, rs.index, &rs.request_ctx)?;
         }
+        self.serve_reads(id)?;
         if crash == Some(CrashPoint::AfterApply) {
             self.crash(id, CrashPoint::AfterApply.name(), None);
             return Ok(true);
@@ -969,6 +1015,7 @@ impl Sim {
                     rn.advance_apply_to(i);
                 }
                 self.stats.op("async-applies");
+                self.serve_reads(id)?;
                 self.after_op(id)?;
             }
         }
@@ -1101,6 +1148,200 @@ impl Sim {
                 ),
             });
         }
+        let (issued, payload_floor) = (r.issued, r.payload_floor);
+        if let Some(node) = self.nodes.get_mut(&id) {
+            node.waiting_reads.push(WaitingRead {
+                ctx: ctx.clone(),
+                index,
+                issued,
+                payload_floor,
+            });
+        }
+        Ok(())
+    }
+
+    /// Serves the strong reads answered to `id` whose index its state
+    /// machine has reached: the state served (on a learner too) holds every
+    /// write acknowledged before the read was issued.
+    fn serve_reads(&mut self, id: u64) -> Res {
+        let now = self.now;
+        let Some(node) = self.nodes.get_mut(&id) else {
+            return Ok(());
+        };
+        if node.waiting_reads.is_empty() {
+            return Ok(());
+        }
+        let applied = node.applied;
+        let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut node.waiting_reads)
+            .into_iter()
+            .partition(|w| w.index <= applied);
+        node.waiting_reads = waiting;
+        let learner = node.conf_state.learners.contains(&id);
+        let held = node.sm.len();
+        for w in ready {
+            self.stats.op(if learner {
+                "learner-reads-served"
+            } else {
+                "reads-served"
+            });
+            self.tr(|| {
+                format!(
+                    "n{id} serves read {:?} at applied {applied} ({held} payloads, {} needed)",
+                    String::from_utf8_lossy(&w.ctx),
+                    w.payload_floor
+                )
+            });
+            if held < w.payload_floor {
+                return Err(Violation {
+                    invariant: Invariant::StaleRead,
+                    time: now,
+                    detail: format!(
+                        "node {id}{} served read {:?} (issued at t={}, index {}) from a state of {held} \
+                         payloads at applied index {applied}, but {} payloads were applied before it was issued",
+                        if learner { " (a learner)" } else { "" },
+                        String::from_utf8_lossy(&w.ctx),
+                        w.issued,
+                        w.index,
+                        w.payload_floor
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Records what leader `id` knows of its configuration and learners
+    /// before a tick, for [`Sim::check_membership_events`].
+    fn record_promo_view(&mut self, id: u64) {
+        let node = self.nodes.get_mut(&id).expect("present");
+        let rn = node.rn.as_ref().expect("up");
+        if rn.basic_status().soft_state.raft_state != StateRole::Leader {
+            // Views of earlier leaderships stay: a change proposed then may
+            // reach a Ready only after the node stepped down.
+            return;
+        }
+        let st = rn.status();
+        let term = st.basic.hard_state.term;
+        let Some(last) = st
+            .learners
+            .first()
+            .and_then(|l| st.progress.get(&l.id).map(|pr| pr.matched + l.lag))
+        else {
+            // No learner: nothing to promote in this tick.
+            return;
+        };
+        let view = PromoView {
+            term,
+            last,
+            voters: st.config.voters.ids().into_iter().collect(),
+            learners: st
+                .learners
+                .iter()
+                .map(|l| (l.id, (l.lag, l.state)))
+                .collect(),
+        };
+        if node.promo_views.len() >= PROMO_VIEWS {
+            node.promo_views.pop_front();
+        }
+        node.promo_views.push_back(view);
+    }
+
+    /// Checks every membership change the leader proposed by itself (in
+    /// `rd.membership_events`) against what it knew just before the tick
+    /// that proposed it: a promoted learner was within `promote_max_lag`
+    /// of the leader's log and not in snapshot state; a standby swap
+    /// demoted a voter and promoted a learner, so the voter count stays.
+    fn check_membership_events(&mut self, id: u64, rd: &Ready) -> Res {
+        let res = self.check_membership_events_in(id, rd);
+        // Every event proposed so far is in this Ready: views older than it
+        // cannot match a later one (a log index may recur in a later term).
+        if let Some(node) = self.nodes.get_mut(&id) {
+            node.promo_views.clear();
+        }
+        res
+    }
+
+    fn check_membership_events_in(&mut self, id: u64, rd: &Ready) -> Res {
+        use raftlet::MembershipEvent as E;
+        for ev in &rd.membership_events {
+            let (promoted, demoted, index) = match *ev {
+                E::PromotionProposed { id, index } => {
+                    self.stats.op("auto-promotions-proposed");
+                    (id, None, index)
+                }
+                E::StandbySwapProposed {
+                    promoted,
+                    demoted,
+                    index,
+                } => {
+                    self.stats.op("standby-swaps-proposed");
+                    (promoted, Some(demoted), index)
+                }
+            };
+            self.tr(|| format!("n{id} membership event {ev:?}"));
+            // The tick that proposed it is the last of the first run of
+            // ticks (oldest first, in one term) at which the leader's log
+            // ended just before `index`; the views up to it are used up.
+            let node = self.nodes.get_mut(&id).expect("present");
+            let views = &mut node.promo_views;
+            let found = views.iter().position(|v| v.last + 1 == index).map(|start| {
+                let term = views[start].term;
+                let mut end = start;
+                while views
+                    .get(end + 1)
+                    .is_some_and(|v| v.term == term && v.last + 1 == index)
+                {
+                    end += 1;
+                }
+                end
+            });
+            let view = found.and_then(|end| views.drain(..=end).next_back());
+            let Some(view) = view else {
+                return Err(Violation {
+                    invariant: Invariant::PromotionThreshold,
+                    time: self.now,
+                    detail: format!(
+                        "node {id} reports {ev:?}, but it did not lead with a learner at index {} before any tick",
+                        index - 1
+                    ),
+                });
+            };
+            let max = self.p.promote_max_lag;
+            match view.learners.get(&promoted) {
+                Some(&(lag, state))
+                    if lag <= max && state != raftlet::tracker::ProgressState::Snapshot => {}
+                other => {
+                    return Err(Violation {
+                        invariant: Invariant::PromotionThreshold,
+                        time: self.now,
+                        detail: format!(
+                            "leader {id} (term {}) proposed {ev:?}, but when it proposed it learner {promoted} \
+                             was {} (promote_max_lag {max})",
+                            view.term,
+                            match other {
+                                Some((lag, state)) => format!("{lag} entries behind, in state {state:?}"),
+                                None => "not a learner".into(),
+                            }
+                        ),
+                    });
+                }
+            }
+            if let Some(d) = demoted {
+                if !view.voters.contains(&d) || view.voters.contains(&promoted) {
+                    return Err(Violation {
+                        invariant: Invariant::StandbySwap,
+                        time: self.now,
+                        detail: format!(
+                            "leader {id} (term {}) proposed {ev:?} with voters {:?} and learners {:?}: \
+                             the swap must demote a voter and promote a learner",
+                            view.term,
+                            view.voters,
+                            view.learners.keys().collect::<Vec<_>>()
+                        ),
+                    });
+                }
+            }
+        }
         Ok(())
     }
 
@@ -1123,6 +1364,8 @@ impl Sim {
         node.writes.clear();
         node.pending_ack = None;
         node.durable = 0;
+        node.promo_views.clear();
+        node.waiting_reads.clear();
         node.state = NodeState::Down {
             restart_at: self.now + down,
         };
@@ -1173,6 +1416,8 @@ impl Sim {
         node.apply_queue.clear();
         node.writes.clear();
         node.pending_ack = None;
+        node.promo_views.clear();
+        node.waiting_reads.clear();
         node.state = NodeState::Removed;
         self.stats.op("nodes-removed");
         self.tr(|| format!("n{id} STOPPED: removed from the configuration"));
@@ -1203,6 +1448,10 @@ impl Sim {
             if node.paused_until > now {
                 continue;
             }
+            if self.p.auto_promote || self.p.standby_promotion {
+                self.record_promo_view(id);
+            }
+            let node = self.nodes.get_mut(&id).expect("present");
             node.rn.as_mut().expect("up").tick();
             self.after_op(id)?;
         }
@@ -1686,6 +1935,9 @@ impl Sim {
         if self.rng.chance(self.p.read_rate) {
             self.op_read()?;
         }
+        if self.p.local_read_rate > 0.0 && self.rng.chance(self.p.local_read_rate) {
+            self.op_read_local()?;
+        }
         if self.rng.chance(self.p.conf_rate) {
             self.op_conf_change()?;
         }
@@ -1753,8 +2005,29 @@ impl Sim {
         self.after_op(id)
     }
 
+    /// A running learner of the leader's configuration, on
+    /// [`Params::learner_read_share`] of the calls that find one.
+    fn learner_target(&mut self) -> Option<u64> {
+        if self.p.learner_read_share == 0.0 || !self.rng.chance(self.p.learner_read_share) {
+            return None;
+        }
+        let l = self.leader()?;
+        let cfg = self.nodes[&l].rn.as_ref()?.status().config;
+        let up: Vec<u64> = cfg
+            .learners
+            .iter()
+            .copied()
+            .filter(|x| self.nodes.get(x).is_some_and(|n| n.state == NodeState::Up))
+            .collect();
+        (!up.is_empty()).then(|| self.rng.pick(&up))
+    }
+
     fn op_read(&mut self) -> Res {
-        let Some(id) = self.client_target(0.4) else {
+        let target = match self.learner_target() {
+            Some(x) => Some(x),
+            None => self.client_target(0.4),
+        };
+        let Some(id) = target else {
             return Ok(());
         };
         self.payload_seq += 1;
@@ -1766,6 +2039,7 @@ impl Sim {
                 node: id,
                 issued: self.now,
                 floor,
+                payload_floor: self.chk.payloads_applied(),
             },
         );
         let rn = self
@@ -1788,6 +2062,52 @@ impl Sim {
             }
         }
         self.after_op(id)
+    }
+
+    /// A weak read (`RawNode::read_local`), on a learner most of the time:
+    /// the applied index it reports is the one the host's state machine has
+    /// applied (and reported with `advance`/`advance_apply_to`), and no
+    /// more than the commit index it reports.
+    fn op_read_local(&mut self) -> Res {
+        let target = match self.learner_target() {
+            Some(x) => Some(x),
+            None => self.client_target(0.0),
+        };
+        let Some(id) = target else {
+            return Ok(());
+        };
+        let node = &self.nodes[&id];
+        let lr = node.rn.as_ref().expect("up").read_local();
+        let (applied, held) = (node.applied, node.sm.len());
+        let learner = node.conf_state.learners.contains(&id);
+        self.stats.op(if learner {
+            "learner-local-reads"
+        } else {
+            "local-reads"
+        });
+        self.tr(|| {
+            format!("n{id} read_local: {lr:?} (state machine at {applied}, {held} payloads)")
+        });
+        if lr.applied != applied && !self.opts.strict_local_reads && snapshot_gap(node, lr.applied)
+        {
+            // raftlet counts a snapshot applied once its write is
+            // acknowledged durable, whether or not the host applied it (and
+            // caps an earlier `advance_apply_to`): see the README.
+            self.stats.op("local-reads-snapshot-gap");
+            self.tr(|| format!("n{id} read_local differs from its state machine by a snapshot not applied or not acknowledged yet"));
+            return Ok(());
+        }
+        if lr.applied != applied || lr.applied > lr.commit {
+            return Err(Violation {
+                invariant: Invariant::LocalRead,
+                time: self.now,
+                detail: format!(
+                    "node {id}{} answered a weak read with {lr:?}, but its state machine has applied up to {applied}",
+                    if learner { " (a learner)" } else { "" }
+                ),
+            });
+        }
+        Ok(())
     }
 
     fn op_transfer(&mut self) -> Res {
@@ -2018,7 +2338,31 @@ impl Sim {
             .and_then(|n| n.rn.as_mut())
             .expect("up");
         let desc = describe_conf_change(&cc);
-        let r = rn.propose_conf_change(cc);
+        // A new member alone, added through the learner-first path on the
+        // seeds that use it.
+        let add_member = match &cc {
+            _ if !self.p.add_member => None,
+            ConfChangeI::V1(c) if c.change_type == T::ConfChangeAddLearnerNode => {
+                started.filter(|&n| n == c.node_id)
+            }
+            ConfChangeI::V2(c)
+                if c.changes.len() == 1
+                    && c.changes[0].change_type == T::ConfChangeAddLearnerNode =>
+            {
+                started.filter(|&n| n == c.changes[0].node_id)
+            }
+            _ => None,
+        };
+        let (desc, r) = match add_member {
+            Some(n) => {
+                self.stats.op("add-member");
+                (
+                    format!("add_member({n})"),
+                    rn.add_member(n, Bytes::from(format!("addr-{n}"))),
+                )
+            }
+            None => (desc, rn.propose_conf_change(cc)),
+        };
         self.stats.op(match &r {
             Ok(()) => "conf-changes-proposed",
             Err(Error::ConfChangeRefused(_)) => "conf-changes-refused",
@@ -2106,6 +2450,28 @@ impl Sim {
     }
 }
 
+/// Whether the applied index raftlet reports (`reported`) differs from the
+/// host's state machine only by a snapshot: one acknowledged durable but
+/// still queued for applying (raftlet ahead), or one applied whose write is
+/// not acknowledged yet (the host ahead).
+fn snapshot_gap(node: &Node, reported: u64) -> bool {
+    let queued = node
+        .apply_queue
+        .iter()
+        .any(|(_, p)| matches!(p, Pending::Snapshot(s) if s.metadata.index == reported));
+    let unacked = node
+        .writes
+        .iter()
+        .filter_map(Write::snapshot_index)
+        .chain(
+            node.pending_ack
+                .as_ref()
+                .and_then(|(rd, _)| rd.snapshot.as_ref().map(|s| s.metadata.index)),
+        )
+        .any(|i| i > reported && i <= node.applied);
+    (queued && node.applied < reported) || (unacked && reported < node.applied)
+}
+
 /// One line describing a Ready.
 fn describe_ready(id: u64, rd: &Ready) -> String {
     let mut s = format!("n{id} ready #{}", rd.number());
@@ -2159,6 +2525,7 @@ fn plant(rn: &mut RawNode<MemoryStorage>, bug: Bug) {
         Bug::RestoreWhileApplying => b.restore_while_applying = true,
         Bug::VoteRequestEarly => b.vote_request_early = true,
         Bug::SelfAckEarly => b.self_ack_early = true,
+        Bug::PromoteIgnoresLag => b.promote_ignores_lag = true,
     }
 }
 

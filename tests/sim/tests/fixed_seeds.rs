@@ -78,6 +78,45 @@ fn churn_seed_set_keeps_every_invariant() {
 }
 
 #[test]
+fn learners_seed_set_keeps_every_invariant() {
+    check(Profile::Learners, 250);
+}
+
+/// The learner lifecycle is drawn on the mixed seeds too, and the learners
+/// profile turns it on in most of its seeds.
+#[test]
+fn learner_lifecycle_is_drawn_per_seed() {
+    let opts = |profile| Options {
+        profile: Some(profile),
+        ..Options::default()
+    };
+    for profile in [Profile::Mixed, Profile::Learners] {
+        let o = opts(profile);
+        let ps: Vec<Params> = (1..=200).map(|s| Params::draw(s, &o)).collect();
+        let auto = ps.iter().filter(|p| p.auto_promote).count();
+        let standby = ps.iter().filter(|p| p.standby_promotion).count();
+        let add = ps.iter().filter(|p| p.add_member).count();
+        assert!(
+            auto > 20 && auto < 200,
+            "{profile:?}: auto_promote on {auto} seeds"
+        );
+        assert!(
+            standby > 20 && standby < 200,
+            "{profile:?}: standby on {standby} seeds"
+        );
+        assert!(
+            add > 20 && add < 200,
+            "{profile:?}: add_member on {add} seeds"
+        );
+        assert!(ps
+            .iter()
+            .all(|p| p.check_quorum || !(p.auto_promote || p.standby_promotion)));
+    }
+    let learners = opts(Profile::Learners);
+    assert!((1..=200).all(|s| Params::draw(s, &learners).check_quorum));
+}
+
+#[test]
 fn calm_seed_set_keeps_every_invariant() {
     check(Profile::Calm, 50);
 }

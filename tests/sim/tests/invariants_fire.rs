@@ -163,8 +163,20 @@ fn vote_requests_sent_before_the_term_is_durable_are_caught_by_the_ready_contrac
     );
 }
 
+/// A leader that promotes learners whatever their lag (automatic promotion
+/// on about a third of the mixed seeds): the promoted learner was further
+/// behind than `promote_max_lag` when the leader proposed it.
+#[test]
+fn a_promotion_that_ignores_the_lag_is_caught_by_the_promotion_threshold_check() {
+    first_catch(
+        Bug::PromoteIgnoresLag,
+        Profile::Mixed,
+        Invariant::PromotionThreshold,
+    );
+}
+
 /// Every planted bug has a test above.
 #[test]
 fn every_bug_is_covered() {
-    assert_eq!(Bug::ALL.len(), 12);
+    assert_eq!(Bug::ALL.len(), 13);
 }

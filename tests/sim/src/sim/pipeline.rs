@@ -68,6 +68,11 @@ impl PipelineCrash {
 
 impl Write {
     /// The index of the last entry this write appends, if any.
+    /// The index of the snapshot this write carries, if any.
+    pub(super) fn snapshot_index(&self) -> Option<u64> {
+        self.rd.snapshot.as_ref().map(|s| s.metadata.index)
+    }
+
     pub(super) fn last_index(&self) -> Option<u64> {
         self.rd.entries.last().map(|e| e.index)
     }
@@ -126,6 +131,7 @@ impl Sim {
         });
         self.stats.op("readies");
         let vote = self.check_early_messages(id, &rd)?;
+        self.check_membership_events(id, &rd)?;
         if in_flight > 0 {
             self.stats.op("readies-taken-with-writes-in-flight");
         }
@@ -200,6 +206,7 @@ impl Sim {
         for rs in &read_states {
             self.check_read(id, rs.index, &rs.request_ctx)?;
         }
+        self.serve_reads(id)?;
         self.after_op(id)?;
         Ok(true)
     }
