@@ -9,8 +9,17 @@
 
 #![deny(missing_docs)]
 
+mod batch;
+mod error;
 mod fault;
 mod fs;
+mod group;
+mod record;
+mod store;
 
+pub use batch::WriteBatch;
+pub use error::{DiskError, Result};
 pub use fault::{CrashMode, FaultFs, FaultOp, FaultStats, EIO, ENOSPC, SECTOR};
 pub use fs::{read_all, FileSystem, FsFile, FsLock, StdFs};
+pub use group::DiskGroup;
+pub use store::{DiskStore, Options, StoreStats};
