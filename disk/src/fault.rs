@@ -288,6 +288,12 @@ impl FaultFs {
         self.lock().faults.push((op, after, code));
     }
 
+    /// Drops the faults injected with [`FaultFs::fail_after`] that have not
+    /// fired yet.
+    pub fn clear_faults(&self) {
+        self.lock().faults.clear();
+    }
+
     /// Flips bit `bit` (0-7) of the byte at `offset` of `path`, in what
     /// reads see and in what a crash keeps (media corruption).
     ///
