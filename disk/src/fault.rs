@@ -315,6 +315,24 @@ impl FaultFs {
         Ok(())
     }
 
+    /// Overwrites the bytes of `path` at `offset` with `data`, in what reads
+    /// see and in what a crash keeps (a damaged or torn sector).
+    ///
+    /// # Errors
+    /// NotFound if there is no such file.
+    pub fn damage(&self, path: &Path, offset: u64, data: &[u8]) -> io::Result<()> {
+        let mut st = self.lock();
+        let ino = st.inode_of(path)?;
+        let node = st.inodes.get_mut(&ino).ok_or_else(|| not_found(path))?;
+        let op = Pending::Write {
+            offset,
+            data: data.to_vec(),
+        };
+        apply(&mut node.current, &op);
+        apply(&mut node.durable, &op);
+        Ok(())
+    }
+
     /// Cuts `path` to `len` bytes, durably (a damaged or half-copied file).
     ///
     /// # Errors

@@ -1191,6 +1191,8 @@ impl Inner {
                 continue;
             };
             // Did the segment simply end (zeros), with the next one going on?
+            // (A record's padding may run past a truncated file's end.)
+            let bad_off = bad_off.min(data.len());
             if data[bad_off..].iter().all(|&b| b == 0) {
                 match segs.get(i + 1) {
                     None => break,
