@@ -289,9 +289,14 @@ impl FaultFs {
     }
 
     /// Drops the faults injected with [`FaultFs::fail_after`] that have not
-    /// fired yet.
+    /// fired yet, and a power cut of [`FaultFs::power_off_after`] that has
+    /// not happened yet.
     pub fn clear_faults(&self) {
-        self.lock().faults.clear();
+        let mut st = self.lock();
+        st.faults.clear();
+        if !st.powered_off {
+            st.power_left = None;
+        }
     }
 
     /// Flips bit `bit` (0-7) of the byte at `offset` of `path`, in what
