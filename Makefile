@@ -114,6 +114,8 @@ test-c: lib test-c-tsan test-install check-c-coverage ## C tests under ASan+UBSa
 	@if command -v valgrind >/dev/null; then \
 	  valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect ./build/c/cluster > /dev/null; \
 	else echo "valgrind not installed; running the example without it"; ./build/c/cluster > /dev/null; fi
+	$(CC) $(CFLAGS_STRICT) -g examples/c/disk_restart.c $(STATICLIB) $(CLIBS) -o build/c/disk_restart
+	rm -rf build/c/disk-example && ./build/c/disk_restart build/c/disk-example > /dev/null && rm -rf build/c/disk-example
 
 .PHONY: test-python
 test-python: ## Python package: venv, wheel (maturin), pytest, stubtest, the example

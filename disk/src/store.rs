@@ -686,6 +686,12 @@ impl DiskStore {
         self.lock().failed.clone()
     }
 
+    /// Whether `self` and `other` are handles on the same store (so that
+    /// their groups' writes can share a [`WriteBatch`]).
+    pub fn same_store(&self, other: &DiskStore) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The directory of the store.
     pub fn dir(&self) -> PathBuf {
         self.lock().dir.clone()

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bytes::Bytes;
 use parking_lot::Mutex;
 use raftlet_core::pb::{ConfChange, ConfChangeI, ConfChangeV2, ConfState, Decode, Encode, Message};
-use raftlet_core::{MemoryStorage, RawNode, SnapshotStatus, StateRole};
+use raftlet_core::{RawNode, SnapshotStatus, StateRole};
+
+use crate::any_storage::AnyStorage;
 
 use crate::config::raftlet_config;
 use crate::ready::raftlet_ready;
@@ -17,7 +19,7 @@ use crate::storage::raftlet_storage;
 /// released by raftlet_node_free. Every function on it may be called from
 /// any thread; a lock inside serialises them.
 pub struct raftlet_node {
-    inner: Mutex<RawNode<MemoryStorage>>,
+    inner: Mutex<RawNode<AnyStorage>>,
     /// Set when a panic escaped the core while this node was in use: its
     /// state may be inconsistent, so every later call fails.
     poisoned: AtomicBool,
@@ -35,7 +37,7 @@ pub(crate) fn role_code(r: StateRole) -> u32 {
 /// Runs `f` on the locked node; a panic poisons the node.
 fn with_node(
     node: *const raftlet_node,
-    f: impl FnOnce(&mut RawNode<MemoryStorage>) -> raftlet_result,
+    f: impl FnOnce(&mut RawNode<AnyStorage>) -> raftlet_result,
 ) -> raftlet_result {
     if node.is_null() {
         return fail(RAFTLET_ERR_NULL_ARG, "argument `node` is NULL");

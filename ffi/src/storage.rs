@@ -1,16 +1,21 @@
-//! `raftlet_storage`: the in-memory storage shared by a node and its host.
+//! `raftlet_storage`: the storage shared by a node and its host, in memory
+//! or on disk (storage_disk.rs opens the latter).
 
-use raftlet_core::pb::{ConfState, Decode, Encode, Entry, HardState, Message, Snapshot};
+use raftlet_core::pb::{ConfState, Decode, Entry, HardState, Message, Snapshot};
 use raftlet_core::MemoryStorage;
 
-use crate::ready::raftlet_ready;
-use crate::result::{fail, from_error, raftlet_result, raftlet_result::*};
+use crate::any_storage::AnyStorage;
 
-/// An opaque handle to a MemoryStorage. The storage is shared: a node
+use crate::ready::raftlet_ready;
+use crate::result::{code, fail, from_error, raftlet_result, raftlet_result::*};
+
+/// An opaque handle to a storage: in memory (raftlet_storage_new_memory)
+/// or one group of a durable store on disk (raftlet_storage_open); every
+/// raftlet_storage_* call works on both. The storage is shared: a node
 /// created over it keeps its own reference, so the handle may be freed
 /// before or after the node. Thread-safe (a lock inside).
 pub struct raftlet_storage {
-    pub(crate) inner: MemoryStorage,
+    pub(crate) inner: AnyStorage,
 }
 
 fn st<'a>(p: *const raftlet_storage) -> &'a raftlet_storage {
@@ -29,7 +34,7 @@ pub unsafe extern "C" fn raftlet_storage_new_memory(
     ffi_boundary!({
         check_null!(storage_out);
         let b = Box::new(raftlet_storage {
-            inner: MemoryStorage::new(),
+            inner: AnyStorage::Memory(MemoryStorage::new()),
         });
         // SAFETY: non-null output pointer.
         unsafe { *storage_out = Box::into_raw(b) };
@@ -71,12 +76,11 @@ pub unsafe extern "C" fn raftlet_storage_set_conf_state(
             Ok(l) => l,
             Err(code) => return code,
         };
-        st(storage).inner.wl().set_conf_state(ConfState {
+        code(&st(storage).inner.set_conf_state(ConfState {
             voters: v.to_vec(),
             learners: l.to_vec(),
             ..ConfState::default()
-        });
-        RAFTLET_OK
+        }))
     })
 }
 
@@ -91,11 +95,11 @@ pub unsafe extern "C" fn raftlet_storage_set_hard_state(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage);
-        st(storage)
-            .inner
-            .wl()
-            .set_hard_state(HardState { term, vote, commit });
-        RAFTLET_OK
+        code(
+            &st(storage)
+                .inner
+                .set_hard_state(HardState { term, vote, commit }),
+        )
     })
 }
 
@@ -115,10 +119,7 @@ pub unsafe extern "C" fn raftlet_storage_append_entry(
             Ok(e) => e,
             Err(e) => return from_error(&e.into()),
         };
-        match st(storage).inner.wl().append(&[e]) {
-            Ok(()) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(&st(storage).inner.append(&[e]))
     })
 }
 
@@ -139,19 +140,7 @@ pub unsafe extern "C" fn raftlet_storage_append_ready(
         if rd.is_stale() {
             return fail(RAFTLET_ERR_READY_STALE, "the ready was already advanced");
         }
-        let mut s = st(storage).inner.wl();
-        if let Some(snap) = &rd.rd.snapshot {
-            if let Err(e) = s.apply_snapshot(snap.clone()) {
-                return from_error(&e);
-            }
-        }
-        if let Err(e) = s.append(&rd.rd.entries) {
-            return from_error(&e);
-        }
-        if let Some(hs) = rd.rd.hard_state {
-            s.set_hard_state(hs);
-        }
-        RAFTLET_OK
+        code(&st(storage).inner.persist_ready(&rd.rd))
     })
 }
 
@@ -171,10 +160,7 @@ pub unsafe extern "C" fn raftlet_storage_apply_snapshot(
             Ok(s) => s,
             Err(e) => return from_error(&e.into()),
         };
-        match st(storage).inner.wl().apply_snapshot(snap) {
-            Ok(()) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(&st(storage).inner.apply_snapshot(snap))
     })
 }
 
@@ -193,11 +179,11 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot(
     ffi_boundary!({
         check_null!(storage);
         let d = c_slice!(data, data_len, "data");
-        let mut s = st(storage).inner.wl();
-        match s.create_snapshot(index, None, Some(bytes::Bytes::copy_from_slice(d))) {
-            Ok(_) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(
+            &st(storage)
+                .inner
+                .create_snapshot(index, None, bytes::Bytes::copy_from_slice(d)),
+        )
     })
 }
 
@@ -214,10 +200,7 @@ pub unsafe extern "C" fn raftlet_storage_set_conf_state_encoded(
         check_null!(storage);
         let buf = c_slice!(conf_state, conf_state_len, "conf_state");
         match ConfState::decode(buf) {
-            Ok(cs) => {
-                st(storage).inner.wl().set_conf_state(cs);
-                RAFTLET_OK
-            }
+            Ok(cs) => code(&st(storage).inner.set_conf_state(cs)),
             Err(e) => from_error(&e.into()),
         }
     })
@@ -233,10 +216,7 @@ pub unsafe extern "C" fn raftlet_storage_compact(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage);
-        match st(storage).inner.wl().compact(index) {
-            Ok(()) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(&st(storage).inner.compact(index))
     })
 }
 
@@ -285,10 +265,7 @@ pub unsafe extern "C" fn raftlet_storage_append_entries(
             Ok(m) => m,
             Err(e) => return from_error(&e.into()),
         };
-        match st(storage).inner.wl().append(&m.entries) {
-            Ok(()) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(&st(storage).inner.append(&m.entries))
     })
 }
 
@@ -321,11 +298,11 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot_with_conf_state(
             }
         };
         let d = c_slice!(data, data_len, "data");
-        let mut s = st(storage).inner.wl();
-        match s.create_snapshot(index, cs, Some(bytes::Bytes::copy_from_slice(d))) {
-            Ok(_) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(
+            &st(storage)
+                .inner
+                .create_snapshot(index, cs, bytes::Bytes::copy_from_slice(d)),
+        )
     })
 }
 
@@ -344,7 +321,10 @@ pub unsafe extern "C" fn raftlet_storage_snapshot(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage, len_out);
-        let enc = st(storage).inner.rl().snapshot_ref().encode_to_vec();
+        let enc = match st(storage).inner.snapshot_encoded() {
+            Ok(enc) => enc,
+            Err(e) => return from_error(&e),
+        };
         // SAFETY: non-null output pointer.
         unsafe { *len_out = enc.len() };
         if out.is_null() {
