@@ -163,8 +163,13 @@ plan-coverage: ## which TEST-PLAN lines the tests name (report only)
 	else echo "plan-coverage: ../shared/tools not present; skipped"; fi
 
 .PHONY: bench
-bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg (~10 min; not part of make test)
+bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg, then D1 (~20 min; not part of make test)
 	./scripts/bench.sh
+	./scripts/bench_d1.sh
+
+.PHONY: bench-disk
+bench-disk: ## D1 only: raftlet-disk vs etcd's WAL, raft-engine, redb, fjall (synced writes/s): writes docs/bench-d1.md
+	./scripts/bench_d1.sh
 
 .PHONY: clean
 clean: ## remove build outputs
