@@ -67,6 +67,7 @@
 
 #![deny(missing_docs)]
 
+mod any;
 mod batch;
 mod error;
 mod fault;
@@ -75,6 +76,7 @@ mod group;
 mod record;
 mod store;
 
+pub use any::AnyStorage;
 pub use batch::WriteBatch;
 pub use error::{DiskError, Result};
 pub use fault::{CrashMode, FaultFs, FaultOp, FaultStats, EIO, ENOSPC, SECTOR};

@@ -179,11 +179,11 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot(
     ffi_boundary!({
         check_null!(storage);
         let d = c_slice!(data, data_len, "data");
-        code(
-            &st(storage)
-                .inner
-                .create_snapshot(index, None, bytes::Bytes::copy_from_slice(d)),
-        )
+        code(&st(storage).inner.create_snapshot(
+            index,
+            None,
+            Some(bytes::Bytes::copy_from_slice(d)),
+        ))
     })
 }
 
@@ -301,7 +301,7 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot_with_conf_state(
         code(
             &st(storage)
                 .inner
-                .create_snapshot(index, cs, bytes::Bytes::copy_from_slice(d)),
+                .create_snapshot(index, cs, Some(bytes::Bytes::copy_from_slice(d))),
         )
     })
 }

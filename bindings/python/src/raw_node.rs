@@ -13,10 +13,12 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyList;
 use raftlet::pb::{ConfChangeI, Message};
-use raftlet::{MemoryStorage, RawNode, Ready, SnapshotStatus};
+use raftlet::{RawNode, Ready, SnapshotStatus};
+use raftlet_disk::AnyStorage;
 
 use crate::config::PyConfig;
 use crate::convert::{state_role, type_name, BytesArg, Ids, U64};
+use crate::disk_storage::PyDiskStorage;
 use crate::errors::{invalid_state, ready_stale, IntoPy};
 use crate::status::PyStatus;
 use crate::storage::PyMemoryStorage;
@@ -46,7 +48,7 @@ impl From<NodeUnusable> for PyErr {
     }
 }
 
-type Guard<'a> = MutexGuard<'a, Option<RawNode<MemoryStorage>>>;
+type Guard<'a> = MutexGuard<'a, Option<RawNode<AnyStorage>>>;
 
 /// A configuration change argument: a ``ConfChange`` or a ``ConfChangeV2``.
 fn conf_change_arg(cc: &Bound<'_, PyAny>) -> PyResult<ConfChangeI> {
@@ -73,8 +75,8 @@ fn conf_change_arg(cc: &Bound<'_, PyAny>) -> PyResult<ConfChangeI> {
 /// A node may be shared between threads (calls are serialized by a lock).
 #[pyclass(frozen, module = "raftlet._raftlet", name = "RawNode")]
 pub struct PyRawNode {
-    node: Mutex<Option<RawNode<MemoryStorage>>>,
-    storage: Py<PyMemoryStorage>,
+    node: Mutex<Option<RawNode<AnyStorage>>>,
+    storage: Py<PyAny>,
     serial: u64,
 }
 
@@ -91,7 +93,7 @@ impl PyRawNode {
     fn with<R>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R,
+        f: impl FnOnce(&mut RawNode<AnyStorage>) -> R,
     ) -> PyResult<R> {
         let r = {
             let mut g = self.lock(py)?;
@@ -106,7 +108,7 @@ impl PyRawNode {
     fn with_detached<R: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R + Send,
+        f: impl FnOnce(&mut RawNode<AnyStorage>) -> R + Send,
     ) -> PyResult<R> {
         let r = py.detach(|| {
             let mut g = self.node.lock().map_err(|_| NodeUnusable::Poisoned)?;
@@ -141,8 +143,17 @@ impl PyRawNode {
     ///
     /// Raises ``ConfigError`` for an invalid configuration.
     #[new]
-    fn new(config: PyRef<'_, PyConfig>, storage: Bound<'_, PyMemoryStorage>) -> PyResult<Self> {
-        let store = storage.get().inner.clone();
+    fn new(config: PyRef<'_, PyConfig>, storage: Bound<'_, PyAny>) -> PyResult<Self> {
+        let store = if let Ok(m) = storage.cast::<PyMemoryStorage>() {
+            AnyStorage::Memory(m.get().inner.clone())
+        } else if let Ok(d) = storage.cast::<PyDiskStorage>() {
+            AnyStorage::Disk(d.get().handle()?)
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "expected a MemoryStorage or DiskStorage, got {}",
+                crate::convert::type_name(&storage)
+            )));
+        };
         let node = RawNode::new(&config.inner, store).py()?;
         Ok(PyRawNode {
             node: Mutex::new(Some(node)),
@@ -336,7 +347,7 @@ impl PyRawNode {
 
     /// The storage the node reads from (the object passed to the constructor).
     #[getter]
-    fn storage(&self, py: Python<'_>) -> Py<PyMemoryStorage> {
+    fn storage(&self, py: Python<'_>) -> Py<PyAny> {
         self.storage.clone_ref(py)
     }
 

@@ -15,6 +15,8 @@ EXPECTED = {
     "Config", "MemoryStorage", "RawNode", "Ready", "Message", "Entry", "HardState",
     "SoftState", "ConfState", "Snapshot", "ConfChange", "ConfChangeV2", "ConfChangeSingle",
     "ReadState", "Status", "Progress",
+    # Issue 15: the durable storage.
+    "DiskStorage",
     # Enums.
     "MessageType", "EntryType", "ConfChangeType", "ConfChangeTransition", "StateRole",
     "ReadOnlyOption",
