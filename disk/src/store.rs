@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 use raftlet::pb::{ConfState, Decode, Entry, HardState, Snapshot, SnapshotMetadata};
@@ -426,7 +426,8 @@ fn apply_op(
 
 #[derive(Debug)]
 struct Segment {
-    file: Box<dyn FsFile>,
+    /// Shared so that a writer can sync it without holding the store's lock.
+    file: Arc<dyn FsFile>,
     path: PathBuf,
 }
 
@@ -449,6 +450,9 @@ pub(crate) struct Inner {
     synced_seq: u64,
     /// The first fatal error; every later write returns it.
     failed: Option<DiskError>,
+    /// A writer is syncing the active segment without the lock (group
+    /// commit); the others wait on [`Shared::durable`].
+    syncing: bool,
     buf: Vec<u8>,
     _lock: Box<dyn FsLock>,
 }
@@ -462,7 +466,15 @@ pub(crate) struct Inner {
 /// [`DiskStore::write`]. The directory is locked while any handle is alive.
 #[derive(Debug, Clone)]
 pub struct DiskStore {
-    pub(crate) inner: Arc<Mutex<Inner>>,
+    shared: Arc<Shared>,
+}
+
+/// The state of a store and the signal of its syncs.
+#[derive(Debug)]
+struct Shared {
+    inner: Mutex<Inner>,
+    /// Notified whenever `synced_seq` moves or the log fails.
+    durable: Condvar,
 }
 
 impl DiskStore {
@@ -513,17 +525,21 @@ impl DiskStore {
             next_seq: 1,
             synced_seq: 0,
             failed: None,
+            syncing: false,
             buf: Vec::new(),
             _lock: lock,
         };
         inner.recover()?;
         Ok(DiskStore {
-            inner: Arc::new(Mutex::new(inner)),
+            shared: Arc::new(Shared {
+                inner: Mutex::new(inner),
+                durable: Condvar::new(),
+            }),
         })
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
-        match self.inner.lock() {
+        match self.shared.inner.lock() {
             Ok(g) => g,
             Err(poisoned) => {
                 // A panic under the lock may have left the index half
@@ -553,7 +569,9 @@ impl DiskStore {
     }
 
     /// Persists `batch` as one record, synced once if
-    /// [`WriteBatch::must_sync`] (group commit). Snapshot files are written
+    /// [`WriteBatch::must_sync`] (group commit). Concurrent writers share
+    /// syncs: the sync runs without the store's lock and covers every
+    /// record written before it. Snapshot files are written
     /// and synced first. Nothing is written if any operation does not fit
     /// its group's log.
     ///
@@ -582,7 +600,17 @@ impl DiskStore {
         for (gid, snap) in &batch.snapshots {
             inner.write_snapshot_file(*gid, snap)?;
         }
-        inner.commit(KIND_BATCH, &batch.payload.buf, batch.must_sync())
+        let (seq, superseded) = inner.commit(KIND_BATCH, &batch.payload.buf, false)?;
+        if !batch.must_sync() {
+            return Ok(());
+        }
+        let inner = self.wait_durable(inner, seq)?;
+        // The records pointing to newer snapshots are durable: the old
+        // files may go (a crash first leaves them to the next open).
+        for name in superseded {
+            let _ = inner.fs.remove(&inner.path(&name));
+        }
+        Ok(())
     }
 
     /// Makes every write so far durable.
@@ -590,9 +618,54 @@ impl DiskStore {
     /// # Errors
     /// [`DiskError::Failed`] if the sync fails, now or earlier.
     pub fn sync(&self) -> Result<()> {
-        let mut inner = self.lock();
+        let inner = self.lock();
         inner.check_failed()?;
-        inner.sync_log()
+        let last = inner.next_seq - 1;
+        self.wait_durable(inner, last).map(drop)
+    }
+
+    /// Returns once record `seq` is durable (group commit). The first
+    /// writer that finds it is not syncs the active segment without the
+    /// lock, for every record written so far; writers that come meanwhile
+    /// wait for that sync or the next one, so concurrent writers of many
+    /// groups share syncs. A failed sync fails the log for all of them.
+    fn wait_durable<'a>(
+        &'a self,
+        mut inner: MutexGuard<'a, Inner>,
+        seq: u64,
+    ) -> Result<MutexGuard<'a, Inner>> {
+        loop {
+            if inner.synced_seq >= seq {
+                return Ok(inner);
+            }
+            inner.check_failed()?;
+            if inner.syncing {
+                inner = self
+                    .shared
+                    .durable
+                    .wait(inner)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            let target = inner.next_seq - 1;
+            let seg = &inner.segments[&inner.active];
+            let (file, path) = (Arc::clone(&seg.file), seg.path.clone());
+            inner.syncing = true;
+            drop(inner);
+            let r = file.sync();
+            inner = self.lock();
+            inner.syncing = false;
+            let outcome = match r {
+                Ok(()) => {
+                    // (A segment switch meanwhile may have synced further.)
+                    inner.synced_seq = inner.synced_seq.max(target);
+                    Ok(())
+                }
+                Err(e) => Err(inner.fail(DiskError::io("sync", &path, &e))),
+            };
+            self.shared.durable.notify_all();
+            outcome?;
+        }
     }
 
     /// Records a snapshot of `group`'s state machine at `index` (as
@@ -634,7 +707,11 @@ impl DiskStore {
         inner.write_snapshot_file(group, &snap)?;
         let mut w = PayloadWriter::default();
         w.snapshot_create(group, &snap.metadata);
-        inner.commit(KIND_BATCH, &w.buf, true)?;
+        let (seq, superseded) = inner.commit(KIND_BATCH, &w.buf, false)?;
+        let inner = self.wait_durable(inner, seq)?;
+        for name in superseded {
+            let _ = inner.fs.remove(&inner.path(&name));
+        }
         Ok(snap)
     }
 
@@ -689,7 +766,7 @@ impl DiskStore {
     /// Whether `self` and `other` are handles on the same store (so that
     /// their groups' writes can share a [`WriteBatch`]).
     pub fn same_store(&self, other: &DiskStore) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// The directory of the store.
@@ -771,12 +848,15 @@ impl Inner {
         self.sync_dir()
     }
 
-    /// Appends a record, syncs it if `sync`, applies it to the index,
-    /// deletes the snapshot files it supersedes and reclaims space if the
-    /// log moved to a new segment.
-    fn commit(&mut self, kind: u8, payload: &[u8], sync: bool) -> Result<()> {
+    /// Appends a record, syncs it if `sync` (callers that may wait without
+    /// the lock pass false and use [`DiskStore::wait_durable`]), applies it
+    /// to the index, and reclaims space if the log moved to a new segment.
+    /// Returns the record's seq and the snapshot files it supersedes, to be
+    /// deleted once it is durable.
+    fn commit(&mut self, kind: u8, payload: &[u8], sync: bool) -> Result<(u64, Vec<String>)> {
         let rotated = self.maybe_rotate(payload.len())?;
         let (seg, payload_off) = self.append(kind, payload, sync)?;
+        let seq = self.next_seq - 1;
         let mut superseded = Vec::new();
         if let Err(reason) = apply_payload(
             &mut self.groups,
@@ -795,13 +875,6 @@ impl Inner {
                 reason: format!("a record written could not be applied: {reason}"),
             }));
         }
-        if sync {
-            // The records pointing to newer snapshots are durable: the old
-            // files may go (a crash first leaves them to the next open).
-            for name in superseded {
-                let _ = self.fs.remove(&self.path(&name));
-            }
-        }
         if rotated {
             // The write is durable whatever happens here: only a failed
             // sync (which fails the log) is reported.
@@ -811,7 +884,7 @@ impl Inner {
                 }
             }
         }
-        Ok(())
+        Ok((seq, superseded))
     }
 
     /// Appends one record to the active segment. A failed write changes
@@ -880,7 +953,13 @@ impl Inner {
             return Err(self.fail(DiskError::io("sync", &path, &e)));
         }
         self.sync_dir()?;
-        self.segments.insert(n, Segment { file, path });
+        self.segments.insert(
+            n,
+            Segment {
+                file: Arc::from(file),
+                path,
+            },
+        );
         self.active = n;
         self.write_off = 0;
         self.active_records = 0;
@@ -1187,7 +1266,7 @@ impl Inner {
             self.segments.insert(
                 n,
                 Segment {
-                    file,
+                    file: Arc::from(file),
                     path: path.clone(),
                 },
             );
