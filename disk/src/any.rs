@@ -30,10 +30,10 @@ impl AnyStorage {
     /// A disk store's I/O errors.
     pub fn set_conf_state(&self, cs: ConfState) -> Result<()> {
         match self {
-            AnyStorage::Memory(m) => {
-                m.wl().set_conf_state(cs);
-                Ok(())
-            }
+            // The core's setter returns () or, where it checks the ids, a
+            // result; either is passed on.
+            #[allow(clippy::unit_arg, reason = "the core may return () here")]
+            AnyStorage::Memory(m) => m.wl().set_conf_state(cs).into_result(),
             AnyStorage::Disk(d) => Ok(d.set_conf_state(&cs)?),
         }
     }
@@ -198,5 +198,23 @@ impl Storage for AnyStorage {
             AnyStorage::Memory(m) => m.snapshot(request_index, to),
             AnyStorage::Disk(d) => d.snapshot(request_index, to),
         }
+    }
+}
+
+/// What a `MemoryStorageCore` setter returns: nothing, or (where the core
+/// checks its input) a result. Lets [`AnyStorage`] pass either on.
+trait IntoResult {
+    fn into_result(self) -> Result<()>;
+}
+
+impl IntoResult for () {
+    fn into_result(self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl IntoResult for Result<()> {
+    fn into_result(self) -> Result<()> {
+        self
     }
 }

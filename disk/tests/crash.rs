@@ -59,17 +59,22 @@ fn apply_model(m: &mut Model, gid: u64, op: &MOp) {
         return;
     }
     let g = m.entry(gid).or_default();
+    if let MOp::ConfState(cs) = op {
+        raftlet_disk::AnyStorage::Memory(g.clone())
+            .set_conf_state(cs.clone())
+            .unwrap();
+        return;
+    }
     let mut w = g.wl();
     match op {
         MOp::Append(ents) => w.append(ents).unwrap(),
         MOp::HardState(hs) => w.set_hard_state(*hs),
-        MOp::ConfState(cs) => w.set_conf_state(cs.clone()),
+        MOp::ConfState(_) | MOp::Remove => unreachable!(),
         MOp::ApplySnapshot(s) => w.apply_snapshot(s.clone()).unwrap(),
         MOp::Compact(i) => w.compact(*i).unwrap(),
         MOp::CreateSnapshot(i, cs, d) => {
             w.create_snapshot(*i, cs.clone(), d.clone()).unwrap();
         }
-        MOp::Remove => unreachable!(),
     }
 }
 

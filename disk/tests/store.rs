@@ -21,7 +21,9 @@ fn mirrors_memory_storage_and_survives_restart() {
 
     g.set_conf_state(&ConfState::from_voters([1, 2, 3]))
         .unwrap();
-    m.wl().set_conf_state(ConfState::from_voters([1, 2, 3]));
+    raftlet_disk::AnyStorage::Memory(m.clone())
+        .set_conf_state(ConfState::from_voters([1, 2, 3]))
+        .unwrap();
     g.append(&entries(7, 1, 10, 1)).unwrap();
     m.wl().append(&entries(7, 1, 10, 1)).unwrap();
     // Replace a suffix with a later term.

@@ -18,6 +18,13 @@ pub struct raftlet_storage {
     pub(crate) inner: AnyStorage,
 }
 
+impl raftlet_storage {
+    /// A handle on `inner` (the one place that builds the struct).
+    pub(crate) fn new(inner: AnyStorage) -> raftlet_storage {
+        raftlet_storage { inner }
+    }
+}
+
 fn st<'a>(p: *const raftlet_storage) -> &'a raftlet_storage {
     // SAFETY: callers check for NULL first; the handle comes from
     // raftlet_storage_new_memory and is alive for the call.
@@ -33,9 +40,9 @@ pub unsafe extern "C" fn raftlet_storage_new_memory(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage_out);
-        let b = Box::new(raftlet_storage {
-            inner: AnyStorage::Memory(MemoryStorage::new()),
-        });
+        let b = Box::new(raftlet_storage::new(AnyStorage::Memory(
+            MemoryStorage::new(),
+        )));
         // SAFETY: non-null output pointer.
         unsafe { *storage_out = Box::into_raw(b) };
         RAFTLET_OK

@@ -19,7 +19,7 @@ fn disk_failure(e: raftlet_disk::DiskError) -> raftlet_result {
 }
 
 fn new_handle(inner: AnyStorage, storage_out: *mut *mut raftlet_storage) -> raftlet_result {
-    let b = Box::new(raftlet_storage { inner });
+    let b = Box::new(raftlet_storage::new(inner));
     // SAFETY: the caller checked the output pointer for NULL.
     unsafe { *storage_out = Box::into_raw(b) };
     RAFTLET_OK
