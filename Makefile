@@ -13,12 +13,23 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 STATICLIB := target/release/libraftlet.a
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 
+# `make help` lists these first, in this order; every other target with a
+# `## ` description follows, for developers.
+USER_TARGETS := demo test install wheel bench
+
 .PHONY: help
 help: ## list the targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@awk -F':.*## ' -v users="$(USER_TARGETS)" ' \
+	  /^[a-zA-Z_-]+:.*## / { desc[$$1] = $$2; order[++n] = $$1 } \
+	  END { \
+	    print "Using raftlet:"; k = split(users, u, " "); \
+	    for (i = 1; i <= k; i++) { printf "  %-16s %s\n", u[i], desc[u[i]]; mine[u[i]] = 1 } \
+	    print ""; print "Working on raftlet:"; \
+	    for (i = 1; i <= n; i++) if (!(order[i] in mine)) printf "  %-16s %s\n", order[i], desc[order[i]] \
+	  }' $(MAKEFILE_LIST)
 
 .PHONY: test
-test: lint test-rust sim-test doc check-header test-c test-python test-go examples plan-coverage ## everything CI runs
+test: lint test-rust sim-test doc check-header test-c test-python test-go examples check-readme plan-coverage ## everything CI runs: every check, test and example, and every README code block
 	@echo "make test: all checks passed"
 
 .PHONY: tools
@@ -41,6 +52,7 @@ test-rust: ## all Rust tests (unit, integration, doctests)
 sim-test: ## the simulator's fixed seed set and planted-bug tests (release build)
 	$(CARGO) test --release -p raftlet-sim
 	$(CARGO) test --release -p raftlet-sim --features bug-injection --test invariants_fire
+	$(CARGO) test --profile sim-assert -p raftlet-sim --test debug_assertions
 
 .PHONY: chaos
 chaos: ## SEEDS simulator seeds (default 20000) on 2 threads; prints steps and faults per kind
@@ -121,8 +133,21 @@ test-c: lib test-c-tsan test-install check-c-coverage ## C tests under ASan+UBSa
 test-python: ## Python package: venv, wheel (maturin), pytest, stubtest, the example
 	./scripts/python-test.sh
 
+.PHONY: wheel
+wheel: ## build the abi3 wheel into build/wheels (pip install build/wheels/raftlet-*.whl)
+	./scripts/python-test.sh --wheel-only
+
+# Every fenced code block of every README, run by its language (see the
+# script's docstring). Python blocks run in the fresh venv with the wheel
+# that test-python makes; it is made here if it is missing.
+.PHONY: check-readme
+check-readme: lib ## run every code block of every README as written (scripts/check-readme.py)
+	@test -x build/venv-fresh/bin/python || ./scripts/python-test.sh --wheel-only
+	CC="$(CC)" CFLAGS_STRICT="$(CFLAGS_STRICT)" SANITIZE="$(SANITIZE)" CLIBS="$(CLIBS)" CARGO="$(CARGO)" \
+	  ./scripts/check-readme.py
+
 .PHONY: test-go
-test-go: ## Go package: static lib, gofmt, go vet, go test -race (binding + interop with etcd raft), GOGC=1 run, the example
+test-go: ## Go package: gofmt, go vet, go test -race (binding + interop with etcd raft), GOGC=1 run, the example in-tree and through pkg-config
 	./scripts/go-test.sh
 
 .PHONY: examples
@@ -134,7 +159,7 @@ demo: ## a 3-node cluster: election, replication, leader isolation, re-election
 	$(CARGO) run -q -p raftlet --example demo
 
 .PHONY: install
-install: lib ## install libraftlet, raftlet.h and raftlet.pc under PREFIX
+install: lib ## install libraftlet (.a and .so), raftlet.h and raftlet.pc under PREFIX (default /usr/local)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 target/release/libraftlet.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 target/release/libraftlet.so $(DESTDIR)$(PREFIX)/lib/
@@ -148,14 +173,8 @@ check-c-coverage: ## fail if an exported function is not called by tests/c/test_
 	test $$missing = 0 && echo "check-c-coverage: every exported function is called by tests/c/test_api.c"
 
 .PHONY: test-install
-test-install: lib ## make install into build/prefix, then build the C example through pkg-config
-	rm -rf build/prefix
-	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/build/prefix
-	@mkdir -p build/c
-	PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig $(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror examples/c/cluster.c \
-	  $$(PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig pkg-config --cflags --libs raftlet) -o build/c/cluster_pkgconfig
-	LD_LIBRARY_PATH=$(CURDIR)/build/prefix/lib ./build/c/cluster_pkgconfig > /dev/null
-	@echo "test-install: the C example built with pkg-config against build/prefix and ran"
+test-install: lib ## make install into a temporary prefix; build and run the C example outside the tree, shared and static, through pkg-config
+	./scripts/install-test.sh
 
 .PHONY: plan-coverage
 plan-coverage: ## which TEST-PLAN lines the tests name (report only)

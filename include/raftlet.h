@@ -14,7 +14,30 @@
  *    serialises calls. A ready handle is immutable once created.
  *  - No function aborts or unwinds into C: a Rust panic is caught and
  *    reported as RAFTLET_PANIC, and the node it happened in refuses further
- *    calls with RAFTLET_PANIC.
+ *    calls with RAFTLET_PANIC. Such a panic prints nothing: its message
+ *    goes to the log callback (raftlet_set_log_callback, level 3), if one
+ *    is installed, and to raftlet_last_error_message().
+ *  - Host mistakes get error codes, never a panic: a ready of another node
+ *    (RAFTLET_ERR_READY_FOREIGN), a ready advanced twice or persisted or
+ *    advanced out of order (RAFTLET_ERR_READY_STALE) leave the node and
+ *    the storage unchanged; see raftlet_node_ready.
+ *
+ * The Ready contract (a ready from raftlet_node_ready):
+ *  - Persist its snapshot, then its entries, then its hard state; sync when
+ *    must_sync. The write need not be atomic: a crash may keep any prefix
+ *    of those, and the node restarts safely from it.
+ *  - raftlet_ready_message* may be sent at once, before or while the ready
+ *    is written: they need nothing not yet durable (a leader's appends and
+ *    heartbeats in a durable term, heartbeat responses, pre-vote requests,
+ *    forwarded proposals and reads).
+ *  - raftlet_ready_persisted_message* may be sent only once the writes of
+ *    this ready and of every earlier one are durable: vote requests, vote
+ *    and append responses, and every message sent while the node's term or
+ *    vote was not yet durable.
+ *  - Several readies may be in flight: their writes must become durable in
+ *    the order the readies were taken, and each is acknowledged
+ *    (raftlet_node_advance or raftlet_node_advance_append) once durable, in
+ *    that order. Meanwhile the host may step, tick and propose.
  */
 
 #ifndef RAFTLET_H
@@ -74,12 +97,26 @@ enum raftlet_result
   RAFTLET_ERR_NO_LEADER = 15,
   // The operation does not fit the node's state.
   RAFTLET_ERR_INVALID_STATE = 16,
+  // A message from the network was refused before it reached the node:
+  // an unknown message type, a term or index above 2^63 - 1, or a peer
+  // message from an id that cannot be a member.
+  RAFTLET_ERR_INVALID_MESSAGE = 17,
   // A required pointer argument was NULL.
   RAFTLET_ERR_NULL_ARG = 100,
   // An argument was out of range or malformed.
   RAFTLET_ERR_INVALID_ARG = 101,
-  // The ready handle was already advanced.
+  // The ready was already advanced, or it is out of order: a later
+  // ready of its node was already advanced (raftlet_node_advance,
+  // raftlet_node_advance_append, raftlet_storage_append_ready) or
+  // persisted to this storage (raftlet_storage_append_ready).
   RAFTLET_ERR_READY_STALE = 102,
+  // The ready was handed out by another node (raftlet_node_advance,
+  // raftlet_node_advance_append).
+  RAFTLET_ERR_READY_FOREIGN = 103,
+  // The ready cannot be advanced: the node's storage lacks its entries
+  // or snapshot, or those of an earlier ready it would cover (persist
+  // them first).
+  RAFTLET_ERR_READY_NOT_PERSISTED = 104,
   // A panic was caught inside the library; the node is poisoned.
   RAFTLET_PANIC = 200,
 };
@@ -88,6 +125,56 @@ enum raftlet_result
 typedef enum raftlet_result raftlet_result;
 #else
 typedef uint32_t raftlet_result;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Why a learner cannot be promoted now (raftlet_learner_status.not_promotable).
+enum raftlet_not_promotable
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // It could be promoted now.
+  RAFTLET_PROMOTABLE = 0,
+  // More than promote_max_lag entries behind: `have` is its lag, `need`
+  // the threshold.
+  RAFTLET_NOT_PROMOTABLE_LAGGING = 1,
+  // The leader is sending it a snapshot.
+  RAFTLET_NOT_PROMOTABLE_IN_SNAPSHOT = 2,
+  // Not active in enough consecutive check-quorum rounds: `have` rounds
+  // answered, `need` required.
+  RAFTLET_NOT_PROMOTABLE_NOT_ACTIVE_LONG_ENOUGH = 3,
+  // Another configuration change is pending or the configuration is joint.
+  RAFTLET_NOT_PROMOTABLE_CONF_CHANGE_PENDING = 4,
+  // A leader transfer is under way.
+  RAFTLET_NOT_PROMOTABLE_TRANSFER_IN_PROGRESS = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum raftlet_not_promotable raftlet_not_promotable;
+#else
+typedef uint32_t raftlet_not_promotable;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// The kind of a raftlet_membership_event.
+enum raftlet_membership_event_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The leader proposed promoting learner `id` to voter (auto_promote).
+  RAFTLET_MEMBERSHIP_PROMOTION_PROPOSED = 1,
+  // The leader proposed one joint change promoting the standby learner
+  // `promoted` and demoting the silent voter `demoted` to learner
+  // (standby_promotion).
+  RAFTLET_MEMBERSHIP_STANDBY_SWAP_PROPOSED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum raftlet_membership_event_kind raftlet_membership_event_kind;
+#else
+typedef uint32_t raftlet_membership_event_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -104,8 +191,11 @@ typedef struct raftlet_node raftlet_node;
 // An opaque Ready batch, created by raftlet_node_ready and released by
 // raftlet_ready_free. Every view it hands out (bytes included) stays valid
 // until raftlet_ready_free, even after the ready is advanced; accessors
-// called after raftlet_node_advance return RAFTLET_ERR_READY_STALE.
-// A ready is immutable: it may be read from any thread.
+// called after raftlet_node_advance (or raftlet_node_advance_append) of
+// this ready return RAFTLET_ERR_READY_STALE. A ready only covered by the
+// advance of a later one stays readable, but can no longer be persisted
+// or advanced. A ready may outlive its node (it is then only readable).
+// Its contents are immutable: it may be read from any thread.
 typedef struct raftlet_ready raftlet_ready;
 
 // An opaque handle to a storage: in memory (raftlet_storage_new_memory)
@@ -114,6 +204,54 @@ typedef struct raftlet_ready raftlet_ready;
 // created over it keeps its own reference, so the handle may be freed
 // before or after the node. Thread-safe (a lock inside).
 typedef struct raftlet_storage raftlet_storage;
+
+// What a weak (local) read may serve at once, without the leader.
+typedef struct raftlet_local_read {
+  // The last index the host reported applied: the state a weak read sees.
+  uint64_t applied;
+  // The highest index this node knows committed (commit - applied is
+  // how far behind the answer is by this node's knowledge).
+  uint64_t commit;
+  // The leader this node knows (0 = none).
+  uint64_t leader;
+} raftlet_local_read;
+
+// A learner as the leader sees it.
+typedef struct raftlet_learner_status {
+  // The learner's id.
+  uint64_t id;
+  // Entries behind the leader's last index.
+  uint64_t lag;
+  // Whether it answered in the current check-quorum round.
+  bool recent_active;
+  // Consecutive check-quorum rounds it answered in.
+  uint32_t active_rounds;
+  // How the leader replicates to it: 0 probe, 1 replicate, 2 snapshot.
+  uint32_t state;
+  // RAFTLET_PROMOTABLE (0) when it could be promoted now, else why not.
+  raftlet_not_promotable not_promotable;
+  // For LAGGING the lag, for NOT_ACTIVE_LONG_ENOUGH the rounds answered; else 0.
+  uint64_t not_promotable_have;
+  // For LAGGING promote_max_lag, for NOT_ACTIVE_LONG_ENOUGH the rounds
+  // required; else 0.
+  uint64_t not_promotable_need;
+} raftlet_learner_status;
+
+// A membership change the leader proposed by itself, reported in a ready
+// so that the host can log it; it takes effect like any other change
+// once committed and applied.
+typedef struct raftlet_membership_event {
+  // What the leader proposed.
+  raftlet_membership_event_kind kind;
+  // The learner being promoted (the same as `promoted`).
+  uint64_t id;
+  // The learner becoming a voter.
+  uint64_t promoted;
+  // The voter becoming a learner (0 for a plain promotion).
+  uint64_t demoted;
+  // The index of the conf-change entry the leader appended.
+  uint64_t index;
+} raftlet_membership_event;
 
 // Receives one log record: `level` (0 debug, 1 info, 2 warn, 3 error),
 // the id of the node that logged it, and the message as `message_len`
@@ -172,6 +310,27 @@ typedef struct raftlet_status {
   // How many learners.
   size_t learners_count;
 } raftlet_status;
+
+// The cheap part of a node's status (etcd `BasicStatus`): what
+// raftlet_node_basic_status writes.
+typedef struct raftlet_basic_status {
+  // The node's id.
+  uint64_t id;
+  // The current term.
+  uint64_t term;
+  // The vote in that term (0 = none).
+  uint64_t vote;
+  // The commit index.
+  uint64_t commit;
+  // The known leader (0 = none).
+  uint64_t lead;
+  // 0 follower, 1 candidate, 2 leader, 3 pre-candidate.
+  uint32_t role;
+  // The applied index.
+  uint64_t applied;
+  // The target of a leader transfer under way (0 = none).
+  uint64_t lead_transferee;
+} raftlet_basic_status;
 
 // One peer's replication progress (on the leader).
 typedef struct raftlet_progress {
@@ -352,7 +511,9 @@ raftlet_result raftlet_config_set_promote_max_lag(struct raftlet_config *config,
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG.
 raftlet_result raftlet_config_set_max_learners(struct raftlet_config *config, uint64_t value);
 
-// Sets the seed of the election-timeout RNG (0 = derived from the id).
+// Sets the seed of the election-timeout RNG: 0 (the default) draws one
+// from the OS each time a node is created; any other value makes the
+// timeouts reproducible.
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_config_set_seed(struct raftlet_config *config, uint64_t value);
 
@@ -361,12 +522,110 @@ raftlet_result raftlet_config_set_seed(struct raftlet_config *config, uint64_t v
 // etcd raft does. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_config_set_coalesce_appends(struct raftlet_config *config, bool value);
 
+// Makes raftlet_node_add_member propose a new member as a learner
+// (default on), to be promoted once caught up; off adds voters directly.
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_learner_first(struct raftlet_config *config, bool value);
+
+// Makes the leader promote a learner by itself once it is within
+// promote_max_lag entries, active in promote_min_active_rounds
+// consecutive check-quorum rounds, not being sent a snapshot and no other
+// change is pending (default off; requires check-quorum).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_auto_promote(struct raftlet_config *config, bool value);
+
+// Sets the consecutive check-quorum rounds a learner must have answered
+// in before it is promoted automatically or as a standby (default 3, at
+// least 1). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_INVALID_ARG (above UINT32_MAX).
+raftlet_result raftlet_config_set_promote_min_active_rounds(struct raftlet_config *config,
+                                                            uint64_t value);
+
+// Makes the leader replace a voter silent for standby_dead_rounds
+// check-quorum rounds by a caught-up learner in one joint change, so the
+// voter count and the quorum size stay the same (default off; requires
+// check-quorum). Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_standby_promotion(struct raftlet_config *config, bool value);
+
+// Sets the consecutive silent check-quorum rounds after which a voter
+// counts as failed for standby promotion (default 3, at least 2).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+// (above UINT32_MAX).
+raftlet_result raftlet_config_set_standby_dead_rounds(struct raftlet_config *config,
+                                                      uint64_t value);
+
+// Makes a learner forward proposals to the leader (default on, as etcd)
+// or, off, refuse them with RAFTLET_ERR_PROPOSAL_DROPPED (a read-only
+// learner that never originates a write).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_learner_forwards_proposals(struct raftlet_config *config,
+                                                             bool value);
+
+// Proposes adding member `id` with the host's context (`ctx_len` bytes
+// at `ctx`, copied; for example its address; NULL when `ctx_len` is 0):
+// as a learner when learner_first is on (the default), so that a member
+// that never answers never changes the quorum; as a voter otherwise.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_CONF_CHANGE_REFUSED
+// (`id` is already a member, or cannot be one), RAFTLET_ERR_TOO_MANY_LEARNERS
+// or RAFTLET_ERR_PROPOSAL_DROPPED; nothing is appended on an error.
+raftlet_result raftlet_node_add_member(struct raftlet_node *node,
+                                       uint64_t id,
+                                       const uint8_t *ctx,
+                                       size_t ctx_len);
+
+// Turns automatic promotion on or off at run time (a promotion already
+// proposed still takes effect). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG
+// or RAFTLET_ERR_CONFIG_INVALID (turning it on without check-quorum).
+raftlet_result raftlet_node_set_auto_promote(struct raftlet_node *node, bool on);
+
+// Turns standby promotion on or off at run time. Returns RAFTLET_OK,
+// RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_CONFIG_INVALID (turning it on
+// without check-quorum).
+raftlet_result raftlet_node_set_standby_promotion(struct raftlet_node *node, bool on);
+
+// A weak read: writes the applied index the host serves the read from,
+// the commit index this node knows and its leader. For a read that sees
+// every write acknowledged before it began, use raftlet_node_read_index
+// (a learner forwards it to the leader) and serve it once applied up to
+// the read state's index. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_read_local(const struct raftlet_node *node,
+                                       struct raftlet_local_read *read_out);
+
+// The number of learners the leader reports in raftlet_node_learner_status
+// (0 unless this node leads). Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_learner_count(const struct raftlet_node *node, size_t *count_out);
+
+// Learner `index` (0-based, ascending id) as the leader sees it: lag,
+// activity, replication state and whether it could be promoted now, and
+// if not why. The set may change between calls (it is read afresh each
+// time). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_INVALID_ARG (index out of range, for example because this
+// node no longer leads).
+raftlet_result raftlet_node_learner_status(const struct raftlet_node *node,
+                                           size_t index,
+                                           struct raftlet_learner_status *status_out);
+
+// The number of membership changes the leader proposed by itself since
+// the previous ready (automatic or standby promotions).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
+raftlet_result raftlet_ready_membership_event_count(const struct raftlet_ready *ready,
+                                                    size_t *count_out);
+
+// Membership event `index` (0-based, in the order proposed).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+// RAFTLET_ERR_INVALID_ARG (index out of range).
+raftlet_result raftlet_ready_membership_event(const struct raftlet_ready *ready,
+                                              size_t index,
+                                              struct raftlet_membership_event *event_out);
+
 // Installs a process-wide log callback receiving records at `min_level`
 // (0 debug .. 3 error) and above; `user_data` is passed back unchanged.
 // A NULL `callback` removes the current one. Replacing or removing a
 // callback while other threads log is safe; a record in flight may still
-// reach the previous callback. Returns RAFTLET_OK or
-// RAFTLET_ERR_INVALID_ARG (min_level above 3).
+// reach the previous callback. A panic caught inside the library (a bug
+// in raftlet, reported as RAFTLET_PANIC) is logged here at level 3 with
+// node id 0, and printed nowhere else (not to stderr). Returns RAFTLET_OK
+// or RAFTLET_ERR_INVALID_ARG (min_level above 3).
 raftlet_result raftlet_set_log_callback(raftlet_log_callback callback,
                                         void *user_data,
                                         uint32_t min_level);
@@ -406,9 +665,13 @@ raftlet_result raftlet_conf_change_decode(const uint8_t *data,
                                           size_t data_len,
                                           struct raftlet_conf_change_single *change_out);
 
-// Decodes the routing fields of a raftpb-encoded message (validating the
-// whole message). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
-// RAFTLET_ERR_DECODE.
+// Decodes the routing fields of a raftpb-encoded message, validating the
+// whole message as raftlet_node_step would before stepping it: a
+// transport may call this to drop a bad message before routing it.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed
+// bytes) or RAFTLET_ERR_INVALID_MESSAGE (an unknown message type, a term
+// or index above 2^63 - 1, or a peer message from an id that cannot be a
+// member). `*header_out` is written only on RAFTLET_OK.
 raftlet_result raftlet_message_decode_header(const uint8_t *data,
                                              size_t data_len,
                                              struct raftlet_message_header *header_out);
@@ -442,8 +705,12 @@ void raftlet_node_free(struct raftlet_node *node);
 
 // Initializes a node over an empty storage with its first configuration
 // (`voters` and `learners`, which may be NULL when their count is 0).
-// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
-// (no voters, or the storage is not empty).
+// Everything is checked first: on an error nothing changes (no entry, no
+// hard state, no ready), and a corrected call may follow.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_STATE
+// (no voters, or the storage is not empty) or
+// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+// UINT64_MAX - 1, an id given twice, or a voter that is also a learner).
 raftlet_result raftlet_node_bootstrap(struct raftlet_node *node,
                                       const uint64_t *voters,
                                       size_t voters_len,
@@ -455,7 +722,9 @@ raftlet_result raftlet_node_bootstrap(struct raftlet_node *node,
 raftlet_result raftlet_node_tick(struct raftlet_node *node);
 
 // Makes the node campaign at once.
-// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
+// (the node's term or last index is at the limit 2^63 - 1, so it can
+// never campaign again).
 raftlet_result raftlet_node_campaign(struct raftlet_node *node);
 
 // Proposes `data` (copied) for the log. Returns RAFTLET_OK,
@@ -468,7 +737,10 @@ raftlet_result raftlet_node_propose(struct raftlet_node *node,
 // when `v2` is false, a ConfChangeV2 when true. Returns RAFTLET_OK,
 // RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE, RAFTLET_ERR_PROPOSAL_DROPPED,
 // RAFTLET_ERR_CONF_CHANGE_REFUSED, RAFTLET_ERR_PROMOTION_NOT_READY or
-// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal).
+// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal). A
+// change of an unknown type or transition, or of node 0, UINT64_MAX or
+// UINT64_MAX - 1, is refused with RAFTLET_ERR_CONF_CHANGE_REFUSED on
+// every node.
 raftlet_result raftlet_node_propose_conf_change(struct raftlet_node *node,
                                                 const uint8_t *cc,
                                                 size_t cc_len,
@@ -480,7 +752,9 @@ raftlet_result raftlet_node_propose_conf_change(struct raftlet_node *node,
 // `conf_state_cap` bytes; `*conf_state_len_out` (if not NULL) receives its
 // length either way. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
 // RAFTLET_ERR_DECODE, RAFTLET_ERR_CONF_CHANGE_REFUSED (configuration left
-// unchanged) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
+// unchanged; the change came from a leader that does not validate, such
+// as etcd's: log it and treat the entry as a no-op, as every raftlet node
+// does, and keep going) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
 // applied and the length reported).
 raftlet_result raftlet_node_apply_conf_change(struct raftlet_node *node,
                                               const uint8_t *cc,
@@ -492,8 +766,11 @@ raftlet_result raftlet_node_apply_conf_change(struct raftlet_node *node,
 
 // Feeds a raftpb-encoded message from a peer. Returns RAFTLET_OK,
 // RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed bytes),
-// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the
-// error the message caused (e.g. RAFTLET_ERR_PROPOSAL_DROPPED).
+// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_INVALID_MESSAGE (an unknown
+// message type, a term or index above 2^63 - 1, or a peer message from an
+// id that cannot be a member; the node is left unchanged),
+// RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the error the message caused (e.g.
+// RAFTLET_ERR_PROPOSAL_DROPPED).
 raftlet_result raftlet_node_step(struct raftlet_node *node, const uint8_t *msg, size_t msg_len);
 
 // Requests a linearizable read; the answer arrives as a read state
@@ -525,19 +802,43 @@ raftlet_result raftlet_node_has_ready(const struct raftlet_node *node, bool *has
 // Takes the next ready. On success `*ready_out` owns a new handle: read
 // it, persist it (raftlet_storage_append_ready), send its messages, apply
 // its committed entries, then call raftlet_node_advance and finally
-// raftlet_ready_free. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+// raftlet_ready_free.
+//
+// Readies are numbered in the order they are taken. Several may be in
+// flight at once (taken before the previous one is durable), but they
+// must be persisted and acknowledged (raftlet_node_advance or
+// raftlet_node_advance_append) in that order, each once. Acknowledging a
+// ready covers the earlier ones not acknowledged yet: a covered ready can
+// no longer be persisted or acknowledged (RAFTLET_ERR_READY_STALE), nor
+// can a ready acknowledged itself. A host that runs the Ready loop from
+// several threads must keep that order itself (for instance one thread at
+// a time from raftlet_node_ready to raftlet_node_advance): the library
+// refuses what arrives out of order, which leaves the node and the
+// storage as they were, but it cannot write what the host skipped.
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_node_ready(struct raftlet_node *node, struct raftlet_ready **ready_out);
 
-// Reports that `ready` was fully handled (persisted, sent, applied). The
-// ready becomes stale: its accessors return RAFTLET_ERR_READY_STALE, but
-// views already taken stay valid until raftlet_ready_free. Returns
-// RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE (advanced
-// twice) or RAFTLET_ERR_INVALID_ARG (a ready of another node).
+// Reports that `ready` was fully handled: persisted, sent, and its
+// committed entries (and those of earlier readies) applied; committed
+// entries of later readies, if any were taken, are not reported applied.
+// The ready becomes stale: its accessors return RAFTLET_ERR_READY_STALE,
+// but views already taken stay valid until raftlet_ready_free. Earlier
+// readies not advanced yet are covered (see raftlet_node_ready). Returns
+// RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE (the ready
+// was already advanced, or a later ready was: readies are advanced in
+// the order they were taken), RAFTLET_ERR_READY_FOREIGN (a ready handed
+// out by another node, including one freed before this node was created),
+// RAFTLET_ERR_READY_NOT_PERSISTED (the node's storage lacks the entries or
+// the snapshot of this ready, or of an earlier one it would cover: the
+// node would read them back later) or RAFTLET_PANIC (the node is
+// poisoned). On an error nothing changes.
+// Two threads advancing the same ready: exactly one gets RAFTLET_OK.
 raftlet_result raftlet_node_advance(struct raftlet_node *node, struct raftlet_ready *ready);
 
 // Reports that `ready`'s writes are durable, for hosts that apply
 // asynchronously (follow with raftlet_node_advance_apply_to). The ready
-// becomes stale as with raftlet_node_advance. Same result codes.
+// becomes stale and earlier readies are covered as with
+// raftlet_node_advance. Same result codes and rules.
 raftlet_result raftlet_node_advance_append(struct raftlet_node *node, struct raftlet_ready *ready);
 
 // Reports that committed entries up to `index` are applied.
@@ -547,6 +848,13 @@ raftlet_result raftlet_node_advance_apply_to(struct raftlet_node *node, uint64_t
 // Writes the node's status. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_node_status(const struct raftlet_node *node,
                                    struct raftlet_status *status_out);
+
+// Writes the node's basic status: the scalars of raftlet_status without
+// the counts, read without copying the configuration or the peers'
+// progress (cheap enough to call on every loop iteration). May be called
+// from any thread. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_basic_status(const struct raftlet_node *node,
+                                         struct raftlet_basic_status *status_out);
 
 // Copies up to `cap` progress records (ascending peer id) into
 // `progress_out` and writes how many exist into `*len_out` (which may
@@ -558,10 +866,12 @@ raftlet_result raftlet_node_progress(const struct raftlet_node *node,
                                      size_t *len_out);
 
 // Writes the node's status as a JSON string (etcd's shape, ids in hex,
-// plus the configuration). On success `*json_out` owns a NUL-terminated
+// plus the configuration and, on the leader, `"learnerStatus"`: each
+// learner's lag, activity and whether it is promotable now, and why not). On success `*json_out` owns a NUL-terminated
 // string; release it with raftlet_string_free.
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
-raftlet_result raftlet_node_status_json(const struct raftlet_node *node, char **json_out);
+raftlet_result raftlet_node_status_json(const struct raftlet_node *node,
+                                        char **json_out);
 
 // Releases a string returned by the library. NULL is a no-op.
 void raftlet_string_free(char *s);
@@ -582,7 +892,9 @@ raftlet_result raftlet_node_conf_state(const struct raftlet_node *node,
 // Releases a ready and every view it handed out. NULL is a no-op.
 void raftlet_ready_free(struct raftlet_ready *ready);
 
-// The number of messages to send at once (appends, heartbeats, votes).
+// The number of messages that may be sent at once, before or while the
+// ready is written (a leader's appends and heartbeats in a durable term,
+// heartbeat responses, pre-vote requests, forwarded proposals and reads).
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_message_count(const struct raftlet_ready *ready, size_t *count_out);
 
@@ -593,8 +905,9 @@ raftlet_result raftlet_ready_message(const struct raftlet_ready *ready,
                                      size_t index,
                                      struct raftlet_message_view *message_out);
 
-// The number of messages to send only after the ready's writes are
-// durable (append and vote responses).
+// The number of messages to send only once the writes of this ready and
+// of every earlier one are durable (vote requests, vote and append
+// responses, anything sent while the node's term or vote was not durable).
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_persisted_message_count(const struct raftlet_ready *ready,
                                                      size_t *count_out);
@@ -605,6 +918,22 @@ raftlet_result raftlet_ready_persisted_message_count(const struct raftlet_ready 
 raftlet_result raftlet_ready_persisted_message(const struct raftlet_ready *ready,
                                                size_t index,
                                                struct raftlet_message_view *message_out);
+
+// The number of all messages, those to send at once and then the
+// persisted ones: what a synchronous host sends, in this order, once the
+// ready's writes (and every earlier ready's) are durable (etcd's
+// `Ready.Messages`). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_READY_STALE.
+raftlet_result raftlet_ready_all_message_count(const struct raftlet_ready *ready,
+                                               size_t *count_out);
+
+// Message `index` (0-based) of all messages: raftlet_ready_message for
+// `index` below raftlet_ready_message_count, then the persisted ones.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+// RAFTLET_ERR_INVALID_ARG (index out of range).
+raftlet_result raftlet_ready_all_message(const struct raftlet_ready *ready,
+                                         size_t index,
+                                         struct raftlet_message_view *message_out);
 
 // The number of entries to append to stable storage.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
@@ -713,7 +1042,10 @@ void raftlet_storage_free(struct raftlet_storage *storage);
 // Sets the configuration the storage reports at start (voters and
 // learners), as a host does before creating the first node of a new
 // cluster. `voters`/`learners` may be NULL when their count is 0.
-// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+// UINT64_MAX - 1, an id given twice, or a voter that is also a learner;
+// the configuration held is kept).
 raftlet_result raftlet_storage_set_conf_state(struct raftlet_storage *storage,
                                               const uint64_t *voters,
                                               size_t voters_len,
@@ -729,7 +1061,8 @@ raftlet_result raftlet_storage_set_hard_state(struct raftlet_storage *storage,
 
 // Appends one raftpb-encoded Entry (truncating any conflicting tail).
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+// are not consecutive).
 raftlet_result raftlet_storage_append_entry(struct raftlet_storage *storage,
                                             const uint8_t *entry,
                                             size_t entry_len);
@@ -737,14 +1070,31 @@ raftlet_result raftlet_storage_append_entry(struct raftlet_storage *storage,
 // Persists what a Ready asks for: its snapshot (if any), its entries and
 // its hard state (if any), in that order. This is step 1 of the Ready loop
 // for hosts that keep their log in this storage. Call it before
-// raftlet_node_advance. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
-// RAFTLET_ERR_READY_STALE (the ready was already advanced), or a storage code.
+// raftlet_node_advance.
+//
+// Readies must be persisted in the order they were taken, each once (see
+// raftlet_node_ready). The storage remembers the last ready it persisted
+// (its node and number) and refuses, with RAFTLET_ERR_READY_STALE and
+// without writing anything, a ready that is not newer: the same ready
+// again, an earlier ready of the same node, or a ready of a node created
+// before that one (a node this storage was restarted from since). Also
+// refused as stale: a ready that was advanced, or one covered by the
+// advance of a later ready of its node. Persisting an old ready again
+// would replace newer entries and roll back the hard state under the
+// node. On an error nothing is written; a ready whose persistence failed
+// must not be advanced, nor any later ready until it is persisted (the
+// node would take its entries as durable, and fail with RAFTLET_PANIC
+// when it reads them back).
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE, or a
+// storage code (RAFTLET_ERR_UNAVAILABLE for entries that would leave a
+// gap, RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE).
 raftlet_result raftlet_storage_append_ready(struct raftlet_storage *storage,
                                             const struct raftlet_ready *ready);
 
 // Replaces the storage's contents with a raftpb-encoded Snapshot.
-// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
+// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE or RAFTLET_ERR_CONF_CHANGE_REFUSED
+// (its configuration is invalid, as for raftlet_storage_set_conf_state).
 raftlet_result raftlet_storage_apply_snapshot(struct raftlet_storage *storage,
                                               const uint8_t *snapshot,
                                               size_t snapshot_len);
@@ -761,7 +1111,9 @@ raftlet_result raftlet_storage_create_snapshot(struct raftlet_storage *storage,
 
 // Sets the configuration recorded with future snapshots (pass the
 // ConfState returned by raftlet_node_apply_conf_change, raftpb-encoded).
-// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+// RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid configuration, as for
+// raftlet_storage_set_conf_state; the configuration held is kept).
 raftlet_result raftlet_storage_set_conf_state_encoded(struct raftlet_storage *storage,
                                                       const uint8_t *conf_state,
                                                       size_t conf_state_len);
@@ -783,7 +1135,8 @@ raftlet_result raftlet_storage_bounds(const struct raftlet_storage *storage,
 // encoder for), truncating any conflicting tail, in one call and one
 // lock: either all entries are appended or, on an error, none.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+// are not consecutive).
 raftlet_result raftlet_storage_append_entries(struct raftlet_storage *storage,
                                               const uint8_t *message,
                                               size_t message_len);
@@ -794,8 +1147,9 @@ raftlet_result raftlet_storage_append_entries(struct raftlet_storage *storage,
 // to keep the configuration held (etcd `MemoryStorage.CreateSnapshot`
 // with a nil ConfState). Nothing changes on an error.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
-// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED or
-// RAFTLET_ERR_UNAVAILABLE.
+// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED,
+// RAFTLET_ERR_UNAVAILABLE or RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid
+// configuration, as for raftlet_storage_set_conf_state).
 raftlet_result raftlet_storage_create_snapshot_with_conf_state(struct raftlet_storage *storage,
                                                                uint64_t index,
                                                                const uint8_t *conf_state,
@@ -846,7 +1200,10 @@ raftlet_result raftlet_storage_open_group(const struct raftlet_storage *storage,
 // `storages[i]` as raftlet_storage_append_ready would, all in one record,
 // synced once if any of them must be. Every storage must be a group of
 // the same durable store (raftlet_storage_open / _open_group). Nothing is
-// written if any Ready does not fit its group's log. `count` 0 is a no-op.
+// written if any Ready does not fit its group's log, or breaks the
+// ready-order rules of raftlet_storage_append_ready (each against what its
+// storage persisted last, or an earlier element of the same call).
+// `count` 0 is a no-op.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_ARG (a
 // memory storage, or groups of different stores), RAFTLET_ERR_READY_STALE,
 // or a storage code.

@@ -49,7 +49,7 @@ if [ "$(realpath "$TARGET/release/libraftlet.a")" != "$(realpath -m target/relea
 fi
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -Iinclude bench/c/b1.c target/release/libraftlet.a \
   -lpthread -ldl -lm -o "$OUT/b1_c"
-(cd bench/go && go test -c -o "$ROOT/$OUT/gobench" .)
+(cd bench/go && go test -tags raftlet_intree -c -o "$ROOT/$OUT/gobench" .)
 GB=$OUT/gobench
 
 PY=""

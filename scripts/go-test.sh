@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Builds and tests the Go package (bindings/go), the interop tests with
 # etcd raft (tests/interop) and the Go example (examples/go):
-#   1. the static library, target/release/libraftlet.a, that cgo links;
+#   1. the static library, target/release/libraftlet.a, that cgo links
+#      under the build tag raftlet_intree (set through GOFLAGS for every
+#      step but the last);
 #   2. gofmt and go vet over the three modules;
 #   3. go test -race over the binding and the interop tests (the seeded
 #      mixed-cluster schedules: INTEROP_SEEDS, default 240);
 #   4. the binding's unit tests again with GOGC=1, so the garbage
 #      collector runs all the time and the cleanups of forgotten handles
 #      fire under the calls;
-#   5. the example, a 3 raftlet + 2 etcd cluster.
+#   5. the example, a 3 raftlet + 2 etcd cluster;
+#   6. the way a user builds: the example in a module of its own outside
+#      the checkout (a replace directive points at bindings/go), without
+#      the tag, against `make install` into a temporary prefix found
+#      through pkg-config, linked to libraftlet.so through an rpath.
 # Needs the Rust toolchain, a C compiler, and Go 1.24+ with access to the
 # Go module proxy (go.etcd.io/raft/v3 and its dependencies, pinned by the
 # committed go.sum files).
@@ -18,18 +24,22 @@ cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
 MODULES=(bindings/go tests/interop examples/go)
 export CGO_ENABLED=1
+IN_TREE_TAG=raftlet_intree
 
 if ! command -v go >/dev/null; then
   echo "go-test: the Go toolchain (go 1.24 or later) is not installed" >&2
   exit 1
 fi
 echo "go-test: $(go version)"
+# GOFLAGS in the environment replaces the one of `go env -w`: keep it.
+USER_GOFLAGS=$(go env GOFLAGS)
+export GOFLAGS="${USER_GOFLAGS:+$USER_GOFLAGS }-tags=$IN_TREE_TAG"
 
 # 1. The static library.
 "$CARGO" build --release -p raftlet-ffi
 lib="${CARGO_TARGET_DIR:-target}/release/libraftlet.a"
 if [ "$(realpath "$lib")" != "$(realpath -m target/release/libraftlet.a)" ]; then
-  # cgo links ${SRCDIR}/../../target/release/libraftlet.a.
+  # With the tag, cgo links ${SRCDIR}/../../target/release/libraftlet.a.
   mkdir -p target/release
   cp "$lib" target/release/libraftlet.a
 fi
@@ -61,3 +71,31 @@ grep -E '^(--- |ok|PASS|FAIL)|schedules, ' "$log" | grep -v '^    --- PASS' | se
 # 5. The example.
 (cd examples/go && go run . >/dev/null)
 echo "go-test: the example ran (examples/go)"
+
+# 6. As a user builds it: an installed raftlet, a module of its own.
+export GOFLAGS="$USER_GOFLAGS"
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$work"' EXIT
+make --no-print-directory -s install PREFIX="$work/prefix" >/dev/null
+mkdir "$work/example"
+cp examples/go/main.go "$work/example/"
+(
+  cd "$work/example"
+  export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+  export CGO_LDFLAGS="-Wl,-rpath,$work/prefix/lib"
+  go mod init example.com/raftlet-example >/dev/null 2>&1
+  go mod edit -replace "github.com/raftlet/raftlet/bindings/go=$root/bindings/go"
+  # The binding is written against raftpb v3.6.0 (gogoproto types);
+  # without this, tidy would pick the newest etcd raft for the example.
+  go mod edit -require=go.etcd.io/raft/v3@v3.6.0
+  cp "$root/examples/go/go.sum" .
+  go mod tidy >/dev/null 2>&1 || { go mod tidy; exit 1; }
+  go build -o example .
+  if ! readelf -d example | grep -q 'NEEDED.*libraftlet\.so'; then
+    echo "go-test: the pkg-config build did not link libraftlet.so" >&2
+    exit 1
+  fi
+  env -u LD_LIBRARY_PATH ./example >/dev/null
+)
+echo "go-test: the example built outside the checkout through pkg-config (shared, rpath) and ran"

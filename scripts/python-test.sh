@@ -6,9 +6,20 @@
 #   4. mypy.stubtest of raftlet._raftlet against _raftlet.pyi, and
 #      mypy --strict over the example (the stubs must type real code);
 #   5. the example, examples/python/story.py.
+# With --wheel-only (make wheel) it stops after the wheel and the fresh
+# venv (steps 1, 2 and 2b), which is also the venv scripts/check-readme.py
+# runs the READMEs' Python blocks in. Installing from source (pip install
+# ./bindings/python, maturin as the PEP 517 backend) is what the README of
+# bindings/python tells users, and check-readme runs those commands.
 # Needs only python3 (with its venv module) and the Rust toolchain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+WHEEL_ONLY=0
+case "${1:-}" in
+  --wheel-only) WHEEL_ONLY=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--wheel-only]" >&2; exit 2 ;;
+esac
 
 MATURIN_VERSION=1.16.0
 PYTEST_VERSION=9.2.0
@@ -57,6 +68,10 @@ if [ "$got" != "$want" ]; then
   exit 1
 fi
 echo "python-test: fresh venv: import raftlet -> __version__ $got"
+if [ "$WHEEL_ONLY" = 1 ]; then
+  echo "python-test: wheel ${wheels[0]} (installed in $FRESH)"
+  exit 0
+fi
 
 # 3. pytest. An empty collection (pytest's exit code 5) is a failure here.
 if ! compgen -G "bindings/python/tests/test_*.py" >/dev/null; then

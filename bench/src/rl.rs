@@ -32,6 +32,7 @@ impl BenchNode for Raftlet {
             MemoryStorage::new()
         } else {
             MemoryStorage::new_with_conf_state(ConfState::from_voters(voters.to_vec()))
+                .expect("valid bench configuration")
         };
         let mut cfg = Config::new(id);
         cfg.election_tick = opts.election_tick;
@@ -40,6 +41,8 @@ impl BenchNode for Raftlet {
         cfg.max_committed_size_per_ready = opts.max_size_per_msg;
         cfg.max_inflight_msgs = opts.max_inflight_msgs;
         cfg.coalesce_appends = opts.coalesce;
+        // A fixed seed (0 would draw from the OS), so runs are repeatable.
+        cfg.seed = id;
         let node = RawNode::new(&cfg, storage.clone()).expect("raftlet node");
         Raftlet {
             node,

@@ -14,8 +14,9 @@ package raftlet
 // C call.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo LDFLAGS: ${SRCDIR}/../../target/release/libraftlet.a -lm -ldl -lpthread
+// Where raftlet.h and the library come from is set by link_pkgconfig.go
+// (an installed raftlet, found through pkg-config: the default) or
+// link_intree.go (this checkout's build, with -tags raftlet_intree).
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,12 @@ typedef struct {
 	bool disable_conf_change_validation;
 	bool step_down_on_removal;
 	bool coalesce_appends;
+	uint64_t promote_min_active_rounds;
+	uint64_t standby_dead_rounds;
+	bool learner_first;
+	bool auto_promote;
+	bool standby_promotion;
+	bool learner_forwards_proposals;
 } go_config;
 
 typedef struct {
@@ -95,6 +102,12 @@ static go_node_res go_node_new(const go_config *c, const raftlet_storage *s) {
 	GO_SET(raftlet_config_set_disable_conf_change_validation, c->disable_conf_change_validation);
 	GO_SET(raftlet_config_set_step_down_on_removal, c->step_down_on_removal);
 	GO_SET(raftlet_config_set_coalesce_appends, c->coalesce_appends);
+	GO_SET(raftlet_config_set_promote_min_active_rounds, c->promote_min_active_rounds);
+	GO_SET(raftlet_config_set_standby_dead_rounds, c->standby_dead_rounds);
+	GO_SET(raftlet_config_set_learner_first, c->learner_first);
+	GO_SET(raftlet_config_set_auto_promote, c->auto_promote);
+	GO_SET(raftlet_config_set_standby_promotion, c->standby_promotion);
+	GO_SET(raftlet_config_set_learner_forwards_proposals, c->learner_forwards_proposals);
 #undef GO_SET
 	if (rc == RAFTLET_OK) rc = raftlet_node_new(cfg, s, &out.node);
 	out.res = go_res_of(rc);
@@ -189,6 +202,55 @@ static go_ready_res go_node_ready(raftlet_node *n) {
 	return r;
 }
 
+// The learner lifecycle (raftlet_node_add_member and the rest).
+static go_res go_node_add_member(raftlet_node *n, uint64_t id, const uint8_t *d, size_t len) {
+	return go_res_of(raftlet_node_add_member(n, id, d, len));
+}
+static go_res go_node_set_auto_promote(raftlet_node *n, bool on) {
+	return go_res_of(raftlet_node_set_auto_promote(n, on));
+}
+static go_res go_node_set_standby_promotion(raftlet_node *n, bool on) {
+	return go_res_of(raftlet_node_set_standby_promotion(n, on));
+}
+
+typedef struct {
+	go_res res;
+	raftlet_local_read lr;
+} go_local_read_res;
+
+static go_local_read_res go_node_read_local(raftlet_node *n) {
+	go_local_read_res r;
+	memset(&r.lr, 0, sizeof r.lr);
+	r.res = go_res_of(raftlet_node_read_local(n, &r.lr));
+	return r;
+}
+
+// Up to cap membership events of a ready into out; *count gets how many
+// there are.
+static go_res go_ready_membership_events(raftlet_ready *rd, raftlet_membership_event *out, size_t cap, size_t *count) {
+	raftlet_result rc = raftlet_ready_membership_event_count(rd, count);
+	for (size_t i = 0; rc == RAFTLET_OK && i < *count && i < cap; i++) {
+		rc = raftlet_ready_membership_event(rd, i, &out[i]);
+	}
+	return go_res_of(rc);
+}
+
+// Up to cap learner statuses into out; *count gets how many there are.
+// The node may change between the calls (another goroutine, a step): a
+// count that shrank ends the copy at the first index out of range.
+static go_res go_node_learners(raftlet_node *n, raftlet_learner_status *out, size_t cap, size_t *count) {
+	raftlet_result rc = raftlet_node_learner_count(n, count);
+	size_t i = 0;
+	for (; rc == RAFTLET_OK && i < *count && i < cap; i++) {
+		rc = raftlet_node_learner_status(n, i, &out[i]);
+	}
+	if (rc == RAFTLET_ERR_INVALID_ARG) {
+		*count = i;
+		rc = RAFTLET_OK;
+	}
+	return go_res_of(rc);
+}
+
 // Advances and, on success, frees the ready.
 static go_res go_node_advance(raftlet_node *n, raftlet_ready *rd) {
 	go_res r = go_res_of(raftlet_node_advance(n, rd));
@@ -209,6 +271,18 @@ static go_status_res go_node_status(raftlet_node *n, raftlet_progress *prs, size
 	raftlet_result rc = raftlet_node_status(n, &r.st);
 	if (rc == RAFTLET_OK && prs != NULL) rc = raftlet_node_progress(n, prs, cap, &r.nprogress);
 	r.res = go_res_of(rc);
+	return r;
+}
+
+typedef struct {
+	go_res res;
+	raftlet_basic_status st;
+} go_basic_status_res;
+
+static go_basic_status_res go_node_basic_status(raftlet_node *n) {
+	go_basic_status_res r;
+	memset(&r.st, 0, sizeof r.st);
+	r.res = go_res_of(raftlet_node_basic_status(n, &r.st));
 	return r;
 }
 
@@ -335,9 +409,12 @@ type cConfig struct {
 	maxSizePerMsg, maxCommittedSizePerReady                  uint64
 	maxUncommittedEntriesSize, maxInflightMsgs               uint64
 	maxInflightBytes, promoteMaxLag, maxLearners, seed       uint64
+	promoteMinActiveRounds, standbyDeadRounds                uint64
 	readOnlyOption                                           uint32
 	checkQuorum, preVote, disableProposalForwarding          bool
 	disableConfChangeValidation, stepDownOnRemoval, coalesce bool
+	learnerFirst, autoPromote, standbyPromotion              bool
+	learnerForwardsProposals                                 bool
 }
 
 func cNodeNew(c *cConfig, s cStorage) (cNode, error) {
@@ -361,6 +438,12 @@ func cNodeNew(c *cConfig, s cStorage) (cNode, error) {
 		disable_conf_change_validation: C.bool(c.disableConfChangeValidation),
 		step_down_on_removal:           C.bool(c.stepDownOnRemoval),
 		coalesce_appends:               C.bool(c.coalesce),
+		promote_min_active_rounds:      C.uint64_t(c.promoteMinActiveRounds),
+		standby_dead_rounds:            C.uint64_t(c.standbyDeadRounds),
+		learner_first:                  C.bool(c.learnerFirst),
+		auto_promote:                   C.bool(c.autoPromote),
+		standby_promotion:              C.bool(c.standbyPromotion),
+		learner_forwards_proposals:     C.bool(c.learnerForwardsProposals),
 	}
 	r := C.go_node_new(&cc, s)
 	if err := errorOf(r.res); err != nil {
@@ -507,6 +590,20 @@ func cNodeStatus(n cNode, prs []cProgress) (cStatus, error) {
 	return st, nil
 }
 
+// cNodeBasicStatus reads the scalars only (raftlet_node_basic_status: no
+// configuration or progress is copied).
+func cNodeBasicStatus(n cNode) (cStatus, error) {
+	r := C.go_node_basic_status(n)
+	if err := errorOf(r.res); err != nil {
+		return cStatus{}, err
+	}
+	return cStatus{
+		id: uint64(r.st.id), term: uint64(r.st.term), vote: uint64(r.st.vote),
+		commit: uint64(r.st.commit), lead: uint64(r.st.lead), applied: uint64(r.st.applied),
+		leadTransferee: uint64(r.st.lead_transferee), role: uint32(r.st.role),
+	}, nil
+}
+
 func cStorageNew() (cStorage, error) {
 	r := C.go_storage_new()
 	if err := errorOf(r.res); err != nil {
@@ -583,4 +680,93 @@ func cMessageDecodeHeader(b []byte) (typ int32, to, from, term uint64, err error
 		return 0, 0, 0, 0, err
 	}
 	return int32(r.h.msg_type), uint64(r.h.to), uint64(r.h.from), uint64(r.h.term), nil
+}
+
+func cNodeAddMember(n cNode, id uint64, ctx []byte) error {
+	p, l := bytesPtr(ctx)
+	return errorOf(C.go_node_add_member(n, C.uint64_t(id), p, l))
+}
+
+func cNodeSetAutoPromote(n cNode, on bool) error {
+	return errorOf(C.go_node_set_auto_promote(n, C.bool(on)))
+}
+
+func cNodeSetStandbyPromotion(n cNode, on bool) error {
+	return errorOf(C.go_node_set_standby_promotion(n, C.bool(on)))
+}
+
+func cNodeReadLocal(n cNode) (LocalRead, error) {
+	r := C.go_node_read_local(n)
+	if err := errorOf(r.res); err != nil {
+		return LocalRead{}, err
+	}
+	return LocalRead{Applied: uint64(r.lr.applied), Commit: uint64(r.lr.commit), Leader: uint64(r.lr.leader)}, nil
+}
+
+// cReadyMembershipEvents copies the membership events of a ready (nil
+// when there are none, the usual case: one crossing).
+func cReadyMembershipEvents(rd cReady) ([]MembershipEvent, error) {
+	var buf [4]C.raftlet_membership_event
+	var count C.size_t
+	if err := errorOf(C.go_ready_membership_events(rd, &buf[0], C.size_t(len(buf)), &count)); err != nil {
+		return nil, err
+	}
+	evs := buf[:]
+	if int(count) > len(buf) {
+		evs = make([]C.raftlet_membership_event, int(count))
+		if err := errorOf(C.go_ready_membership_events(rd, &evs[0], count, &count)); err != nil {
+			return nil, err
+		}
+	}
+	if count == 0 {
+		return nil, nil
+	}
+	out := make([]MembershipEvent, 0, int(count))
+	for i := 0; i < int(count) && i < len(evs); i++ {
+		e := &evs[i]
+		out = append(out, MembershipEvent{
+			Kind: MembershipEventKind(e.kind), ID: uint64(e.id), Promoted: uint64(e.promoted),
+			Demoted: uint64(e.demoted), Index: uint64(e.index),
+		})
+	}
+	return out, nil
+}
+
+// cNodeLearners copies the leader's view of its learners (nil elsewhere).
+func cNodeLearners(n cNode) ([]LearnerStatus, error) {
+	var buf [4]C.raftlet_learner_status
+	var count C.size_t
+	if err := errorOf(C.go_node_learners(n, &buf[0], C.size_t(len(buf)), &count)); err != nil {
+		return nil, err
+	}
+	ls := buf[:]
+	if int(count) > len(buf) {
+		ls = make([]C.raftlet_learner_status, int(count))
+		if err := errorOf(C.go_node_learners(n, &ls[0], count, &count)); err != nil {
+			return nil, err
+		}
+	}
+	if count == 0 {
+		return nil, nil
+	}
+	out := make([]LearnerStatus, 0, int(count))
+	for i := 0; i < int(count) && i < len(ls); i++ {
+		l := &ls[i]
+		st := LearnerStatus{
+			ID: uint64(l.id), Lag: uint64(l.lag), RecentActive: bool(l.recent_active),
+			ActiveRounds: uint32(l.active_rounds), State: ProgressStateType(l.state),
+		}
+		if reason := NotPromotableReason(l.not_promotable); reason != Promotable {
+			np := &NotPromotable{Reason: reason}
+			switch reason {
+			case NotPromotableLagging:
+				np.Lag, np.MaxLag = uint64(l.not_promotable_have), uint64(l.not_promotable_need)
+			case NotPromotableNotActiveLongEnough:
+				np.ActiveRounds, np.Needed = uint64(l.not_promotable_have), uint64(l.not_promotable_need)
+			}
+			st.NotPromotable = np
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }

@@ -16,6 +16,7 @@ type testNode struct {
 	cs      raftpb.ConfState
 	snaps   int
 	reads   []ReadState
+	events  []MembershipEvent
 }
 
 // testCluster runs raftlet nodes in memory; messages cross as raftpb bytes.
@@ -119,6 +120,7 @@ func (c *testCluster) handle(n *testNode) bool {
 		}
 	}
 	n.reads = append(n.reads, rd.ReadStates...)
+	n.events = append(n.events, rd.MembershipEvents...)
 	n.rn.Advance(rd)
 	return true
 }

@@ -72,13 +72,45 @@ type Config struct {
 	// MaxLearners is the most learners the configuration may hold
 	// (raftlet only; 0: the default, 1).
 	MaxLearners int
-	// Seed seeds the election-timeout generator (raftlet only; 0: derived
-	// from ID), so runs are reproducible.
+	// Seed seeds the election-timeout generator (raftlet only). 0, the
+	// zero value, draws a seed from the OS each time a node is created,
+	// as etcd does; any other value makes the timeouts reproducible
+	// (tests, simulations).
 	Seed uint64
 	// CoalesceAppends sends the entries of all proposals made between two
 	// Readies in one append per follower (raftlet only). Off, as the zero
 	// value, it sends one append per proposal, as etcd does.
 	CoalesceAppends bool
+
+	// LearnerFirst makes RawNode.AddMember propose a new member as a
+	// learner, to be promoted once caught up, so that a member that never
+	// answers (a wrong address) never changes the quorum (raftlet only).
+	// On in DefaultConfig; off, as the zero value, AddMember adds a voter.
+	LearnerFirst bool
+	// AutoPromote makes the leader promote a learner by itself once it is
+	// within PromoteMaxLag entries (a lagging voter would stall commits),
+	// active in PromoteMinActiveRounds consecutive check-quorum rounds (a
+	// silent voter weakens the quorum), not being sent a snapshot, and no
+	// other change is pending (raftlet only; needs CheckQuorum). Each
+	// promotion is reported in Ready.MembershipEvents.
+	AutoPromote bool
+	// PromoteMinActiveRounds is how many consecutive check-quorum rounds
+	// (ElectionTick ticks each) a learner must have answered in before it
+	// is promoted automatically or as a standby (0 means 3).
+	PromoteMinActiveRounds uint32
+	// StandbyPromotion makes the leader replace a voter silent for
+	// StandbyDeadRounds check-quorum rounds by a caught-up learner, in one
+	// joint change that keeps the voter count and the quorum size; never
+	// without a quorum, never two at once (raftlet only; needs CheckQuorum).
+	StandbyPromotion bool
+	// StandbyDeadRounds is how many consecutive silent check-quorum rounds
+	// make a voter count as failed for StandbyPromotion (0 means 3; at
+	// least 2, so that one lost round never swaps a voter out).
+	StandbyDeadRounds uint32
+	// LearnerForwardsProposals makes a learner forward proposals to the
+	// leader, as etcd does; off, a learner refuses them with
+	// ErrProposalDropped (a read-only learner). On in DefaultConfig.
+	LearnerForwardsProposals bool
 }
 
 // DefaultConfig returns raftlet's defaults for node id: ElectionTick 10,
@@ -96,6 +128,9 @@ func DefaultConfig(id uint64) Config {
 		PreVote:           true,
 		StepDownOnRemoval: true,
 		CoalesceAppends:   true,
+
+		LearnerFirst:             true,
+		LearnerForwardsProposals: true,
 	}
 }
 
@@ -130,6 +165,18 @@ func (c *Config) toC() (*cConfig, error) {
 		disableConfChangeValidation: c.DisableConfChangeValidation,
 		stepDownOnRemoval:           c.StepDownOnRemoval,
 		coalesce:                    c.CoalesceAppends,
+		promoteMinActiveRounds:      uint64(c.PromoteMinActiveRounds),
+		standbyDeadRounds:           uint64(c.StandbyDeadRounds),
+		learnerFirst:                c.LearnerFirst,
+		autoPromote:                 c.AutoPromote,
+		standbyPromotion:            c.StandbyPromotion,
+		learnerForwardsProposals:    c.LearnerForwardsProposals,
+	}
+	if cc.promoteMinActiveRounds == 0 {
+		cc.promoteMinActiveRounds = 3
+	}
+	if cc.standbyDeadRounds == 0 {
+		cc.standbyDeadRounds = 3
 	}
 	if cc.promoteMaxLag == 0 {
 		cc.promoteMaxLag = 1000

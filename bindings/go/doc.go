@@ -1,10 +1,22 @@
 // Package raftlet is the Go binding of raftlet, a Raft library with the
 // behaviour of etcd raft v3.6 that speaks etcd's raftpb wire format byte
-// for byte. It is cgo over raftlet's C ABI (include/raftlet.h and the
-// static library libraftlet.a, built by `cargo build --release -p
-// raftlet-ffi`), and it mirrors etcd's raft.RawNode so that a host
-// switches with small edits: the types of go.etcd.io/raft/v3/raftpb are
-// used throughout, and raftlet and etcd nodes can form one cluster.
+// for byte. It is cgo over raftlet's C ABI (raftlet.h and libraftlet),
+// and it mirrors etcd's raft.RawNode so that a host switches with small
+// edits: the types of go.etcd.io/raft/v3/raftpb are used throughout, and
+// raftlet and etcd nodes can form one cluster.
+//
+// # Building
+//
+// By default the package links an installed raftlet found through
+// pkg-config (`#cgo pkg-config: raftlet`): run `make install
+// PREFIX=...` in a raftlet checkout, and set PKG_CONFIG_PATH to
+// $PREFIX/lib/pkgconfig when pkg-config does not search that prefix. The
+// program then loads libraftlet.so at run time: build it with
+// CGO_LDFLAGS=-Wl,-rpath,$PREFIX/lib or run it with LD_LIBRARY_PATH. With
+// the build tag raftlet_intree the package links the static library of
+// the checkout it sits in instead (target/release/libraftlet.a, from
+// `make lib`); raftlet's own tests build that way. README.md gives the
+// commands.
 //
 // # The Ready loop
 //
@@ -25,7 +37,9 @@
 //		rd := rn.Ready()
 //		// 1. Persist snapshot, entries and hard state (fsync if rd.MustSync).
 //		if err := storage.AppendReady(rd); err != nil { ... }
-//		// 2. Send the messages (after the write, as etcd's contract says).
+//		// 2. Send the messages (after the write, as etcd's contract says:
+//		// rd.Messages holds both of the core's lists, so nothing waits
+//		// to be sent separately).
 //		for _, m := range rd.Messages { send(m) }
 //		// 3. Apply the committed entries; conf changes go to the node.
 //		for _, e := range rd.CommittedEntries {
@@ -58,6 +72,15 @@
 //     refuses a committed change, where etcd panics.
 //   - DefaultConfig turns check-quorum and pre-vote on, raftlet's defaults;
 //     a Config literal keeps etcd's zero values.
+//   - Readies are persisted and advanced in the order they were taken,
+//     each once. A mistake is refused, with nothing written or
+//     acknowledged: AppendReady returns ErrReadyStale for a Ready advanced
+//     or released already, or not newer than the one it persisted last;
+//     TryAdvance returns ErrReadyStale (advanced twice, or covered by the
+//     Advance of a later Ready), ErrReadyForeign (not this node's) or
+//     ErrReadyNotPersisted (its entries or snapshot are not in the
+//     storage). Advance, which has no result in etcd's API, ignores such
+//     a Ready.
 //
 // # Handles
 //

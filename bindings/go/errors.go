@@ -28,9 +28,12 @@ const (
 	CodeTransferRefused                Code = 14
 	CodeNoLeader                       Code = 15
 	CodeInvalidState                   Code = 16
+	CodeInvalidMessage                 Code = 17
 	CodeNullArg                        Code = 100
 	CodeInvalidArg                     Code = 101
 	CodeReadyStale                     Code = 102
+	CodeReadyForeign                   Code = 103
+	CodeReadyNotPersisted              Code = 104
 	CodePanic                          Code = 200
 )
 
@@ -100,12 +103,27 @@ var (
 	// ErrInvalidState: the operation does not fit the node's state (e.g.
 	// Bootstrap of a non-empty storage).
 	ErrInvalidState = &Error{CodeInvalidState, "invalid state"}
+	// ErrInvalidMessage: Step refused a message before it reached the
+	// node: an unknown message type, a term or index above 2^63-1, or a
+	// peer message from an id that cannot be a member. Nothing changed.
+	ErrInvalidMessage = &Error{CodeInvalidMessage, "invalid message"}
 	// ErrNullArg: a required argument was missing (a bug in this binding).
 	ErrNullArg = &Error{CodeNullArg, "NULL argument"}
 	// ErrInvalidArg: an argument was out of range or malformed.
 	ErrInvalidArg = &Error{CodeInvalidArg, "invalid argument"}
-	// ErrReadyStale: the Ready was already advanced.
+	// ErrReadyStale: the Ready was already advanced, or it is out of
+	// order: a later Ready of its node was advanced (which released it),
+	// or persisted to the storage before it (MemoryStorage.AppendReady).
+	// Nothing was written or acknowledged.
 	ErrReadyStale = &Error{CodeReadyStale, "the Ready was already advanced"}
+	// ErrReadyForeign: the Ready was not handed out by this node's Ready
+	// (another node's, or one built by hand). Nothing was acknowledged.
+	ErrReadyForeign = &Error{CodeReadyForeign, "the Ready was handed out by another node"}
+	// ErrReadyNotPersisted: the Ready cannot be advanced because its
+	// entries or snapshot (or those of an earlier Ready it would cover)
+	// are not in the node's storage: persist it first
+	// (MemoryStorage.AppendReady). Nothing was acknowledged.
+	ErrReadyNotPersisted = &Error{CodeReadyNotPersisted, "the Ready is not persisted"}
 	// ErrPanic: the library caught a panic (a bug in raftlet); the node is
 	// poisoned and refuses every later call.
 	ErrPanic = &Error{CodePanic, "panic inside raftlet"}

@@ -1,6 +1,7 @@
 package raftlet
 
 import (
+	"errors"
 	"runtime"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -113,8 +114,11 @@ func must(err error) {
 // conf-change entry per peer, committed at term 1, as etcd's
 // RawNode.Bootstrap writes them (so raftlet and etcd nodes bootstrapped
 // with the same peers hold the same log). The entries come out in the
-// next Ready. Errors: ErrInvalidState (no peers, or a non-empty
-// storage), ErrInvalidArg (a Peer with a Context).
+// next Ready. Everything is checked first: a refused Bootstrap changes
+// nothing, so a corrected call may follow. Errors: ErrInvalidState (no
+// peers, or a non-empty storage), ErrConfChangeRefused (an ID of 0,
+// math.MaxUint64 or math.MaxUint64-1, an ID given twice, or a voter that
+// is also a learner), ErrInvalidArg (a Peer with a Context).
 func (rn *RawNode) Bootstrap(peers []Peer) error {
 	ids := make([]uint64, len(peers))
 	for i, p := range peers {
@@ -263,7 +267,10 @@ func (rn *RawNode) confState() (*raftpb.ConfState, error) {
 }
 
 // Step feeds a message from a peer. Errors: ErrStepLocalMsg for local-only
-// message types, ErrStepPeerNotFound for responses from unknown peers, and
+// message types, ErrInvalidMessage for a message of an unknown type, with
+// a term or index above 2^63-1, or from an ID that cannot be a member
+// (nothing in the node changes), ErrStepPeerNotFound for responses from
+// unknown peers, and
 // the error the message caused (e.g. ErrProposalDropped for a forwarded
 // proposal the leader drops).
 func (rn *RawNode) Step(m raftpb.Message) error {
@@ -318,6 +325,9 @@ func (rn *RawNode) Ready() Ready {
 	must(err)
 	rd := Ready{h: &readyHandle{p: crd, env: view}, rn: rn}
 	err = decodeReady(view, &rd)
+	if err == nil {
+		rd.MembershipEvents, err = cReadyMembershipEvents(crd)
+	}
 	runtime.KeepAlive(rn)
 	if err != nil {
 		cReadyFree(crd)
@@ -328,17 +338,43 @@ func (rn *RawNode) Ready() Ready {
 }
 
 // Advance tells the node that rd was handled: persisted, sent and
-// applied. Readies taken before rd and not advanced are released too. A
-// Ready advanced twice, or one that did not come from this node's Ready,
-// is ignored.
+// applied. Readies taken before rd and not advanced are covered by it and
+// released. A Ready the node refuses is ignored, as etcd's Advance would
+// take it: one advanced twice or released, one that did not come from
+// this node's Ready, or one whose entries or snapshot are not in the
+// storage yet; TryAdvance reports why.
 func (rn *RawNode) Advance(rd Ready) {
-	p, err := rn.ptr()
-	must(err)
-	if rd.h == nil || rd.h.p == nil || rd.rn != rn {
+	err := rn.TryAdvance(rd)
+	if err == nil || errors.Is(err, ErrReadyStale) || errors.Is(err, ErrReadyForeign) ||
+		errors.Is(err, ErrReadyNotPersisted) {
 		return
 	}
-	must(cNodeAdvance(p, rd.h.p))
+	panic(err) // a closed or poisoned node, as for the other methods
+}
+
+// TryAdvance is Advance with the outcome. Errors: ErrReadyStale (rd was
+// already advanced, or released by the Advance of a later Ready: readies
+// are advanced in the order they were taken), ErrReadyForeign (rd did
+// not come from this node's Ready), ErrReadyNotPersisted (the storage
+// lacks rd's entries or snapshot, or those of an earlier Ready it would
+// cover: AppendReady first), ErrClosed and ErrPanic. On an error nothing
+// is acknowledged and rd stays as it was.
+func (rn *RawNode) TryAdvance(rd Ready) error {
+	p, err := rn.ptr()
+	if err != nil {
+		return err
+	}
+	if rd.h == nil || rd.rn != rn {
+		return &Error{CodeReadyForeign, "the Ready was not handed out by this node"}
+	}
+	if rd.h.p == nil {
+		return &Error{CodeReadyStale, "the Ready was already advanced or released"}
+	}
+	err = cNodeAdvance(p, rd.h.p)
 	runtime.KeepAlive(rn)
+	if err != nil {
+		return err
+	}
 	rd.h.p, rd.h.env = nil, nil
 	// Earlier readies are covered by this one: release them.
 	for i, r := range rn.h.pending {
@@ -351,6 +387,7 @@ func (rn *RawNode) Advance(rd Ready) {
 			break
 		}
 	}
+	return nil
 }
 
 // ReadIndex requests a linearizable read; the answer comes as a ReadState

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -41,7 +42,8 @@ func TestErrorMatchesItsSentinelOnly(t *testing.T) {
 		ErrUnavailable, ErrSnapOutOfDate, ErrSnapshotTemporarilyUnavailable, ErrStorage,
 		ErrConfigInvalid, ErrDecode, ErrConfChangeRefused, ErrPromotionNotReady,
 		ErrTooManyLearners, ErrTransferRefused, ErrNoLeader, ErrInvalidState,
-		ErrNullArg, ErrInvalidArg, ErrReadyStale, ErrPanic,
+		ErrInvalidMessage, ErrNullArg, ErrInvalidArg, ErrReadyStale, ErrReadyForeign, ErrReadyNotPersisted,
+		ErrPanic,
 	}
 	for _, s := range sentinels {
 		if !strings.HasPrefix(s.Code.String(), "RAFTLET_") || s.Code.String() == "RAFTLET_UNKNOWN" {
@@ -265,6 +267,13 @@ func TestClusterElectsReplicatesAndReports(t *testing.T) {
 	if len(st.Config.Voters) != 3 {
 		t.Fatalf("config %+v", st.Config)
 	}
+	// BasicStatus (one cheap call) is the scalar part of Status.
+	for _, id := range c.ids() {
+		rn := c.nodes[id].rn
+		if b, full := rn.BasicStatus(), rn.Status().BasicStatus; b != full || b.ID != id || b.Lead != 1 {
+			t.Fatalf("node %d: BasicStatus %+v, Status %+v", id, b, full)
+		}
+	}
 	// ReportUnreachable sends a replicating follower back to probing.
 	c.nodes[1].rn.ReportUnreachable(2)
 	if s := c.nodes[1].rn.Status().Progress[2].State; s != StateProbe {
@@ -285,6 +294,15 @@ func TestStepErrors(t *testing.T) {
 	}
 	if err := rn.Step(raftpb.Message{Type: raftpb.MsgAppResp, From: 9, To: 1, Term: 2}); !errors.Is(err, ErrStepPeerNotFound) {
 		t.Fatalf("unknown peer: %v", err)
+	}
+	if err := rn.Step(raftpb.Message{Type: raftpb.MsgHeartbeat, From: 2, To: 1, Term: math.MaxUint64}); !errors.Is(err, ErrInvalidMessage) {
+		t.Fatalf("term MaxUint64: %v", err)
+	}
+	if err := rn.Step(raftpb.Message{Type: raftpb.MessageType(99), From: 2, To: 1, Term: 2}); !errors.Is(err, ErrInvalidMessage) {
+		t.Fatalf("unknown type: %v", err)
+	}
+	if err := rn.ProposeConfChange(raftpb.ConfChange{Type: raftpb.ConfChangeAddNode, NodeID: math.MaxUint64}); !errors.Is(err, ErrConfChangeRefused) {
+		t.Fatalf("reserved node id: %v", err)
 	}
 	if err := rn.StepBytes([]byte{0x08, 0xff}); !errors.Is(err, ErrDecode) {
 		t.Fatalf("garbage: %v", err)

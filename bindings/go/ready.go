@@ -78,6 +78,11 @@ type Ready struct {
 	// CommittedEntries are to be applied to the state machine, in order.
 	CommittedEntries []raftpb.Entry
 
+	// MembershipEvents are the membership changes the leader proposed by
+	// itself since the previous Ready (Config.AutoPromote and
+	// Config.StandbyPromotion), for the host's log (raftlet only).
+	MembershipEvents []MembershipEvent
+
 	// Messages are to be sent once Entries, HardState and Snapshot are
 	// durable. The ones raftlet allows sending at once come first; the
 	// responses that wait for the write follow. A MsgSnap among them must

@@ -63,6 +63,10 @@ type Status struct {
 	Config raftpb.ConfState
 	// Progress has an entry per member on the leader; it is nil elsewhere.
 	Progress map[uint64]Progress
+	// Learners is every learner as the leader sees it, by ascending id:
+	// lag, activity and whether it could be promoted now (raftlet only);
+	// nil unless this node leads.
+	Learners []LearnerStatus
 }
 
 func basicOf(st cStatus) BasicStatus {
@@ -75,11 +79,13 @@ func basicOf(st cStatus) BasicStatus {
 	}
 }
 
-// BasicStatus returns the node's basic status (one call into the library).
+// BasicStatus returns the node's basic status: one call into the library
+// that copies a few numbers, not the configuration or the progress (cheap
+// enough for every loop iteration).
 func (rn *RawNode) BasicStatus() BasicStatus {
 	p, err := rn.ptr()
 	must(err)
-	st, err := cNodeStatus(p, nil)
+	st, err := cNodeBasicStatus(p)
 	must(err)
 	runtime.KeepAlive(rn)
 	return basicOf(st)
@@ -99,8 +105,10 @@ func (rn *RawNode) Status() Status {
 	}
 	cs, err := rn.confState()
 	must(err)
+	learners, err := cNodeLearners(p)
+	must(err)
 	runtime.KeepAlive(rn)
-	s := Status{BasicStatus: basicOf(st), Config: *cs}
+	s := Status{BasicStatus: basicOf(st), Config: *cs, Learners: learners}
 	if st.progressCount > 0 {
 		n := st.progressCount
 		if n > len(prs) {

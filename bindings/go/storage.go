@@ -84,12 +84,26 @@ func (s *MemoryStorage) Append(entries []raftpb.Entry) error {
 // RawNode.Ready this is one call into the library, which reads the Ready
 // it still holds; for a Ready built by hand it falls back to
 // ApplySnapshot, Append and SetHardState. Call it before RawNode.Advance.
+//
+// Readies from RawNode.Ready are persisted in the order they were taken,
+// each once. ErrReadyStale, with nothing written, refuses one that was
+// advanced, or released by the Advance of a later Ready, or closed with
+// its node, and one not newer than the Ready this storage persisted last
+// (the same Ready again, an earlier one, or one of a node this storage
+// was restarted from since): writing it would replace newer entries and
+// roll back the hard state under the node. On any error nothing is
+// written; do not advance a Ready whose persistence failed.
 func (s *MemoryStorage) AppendReady(rd Ready) error {
 	p, err := s.ptr()
 	if err != nil {
 		return err
 	}
-	if rd.h != nil && rd.h.p != nil {
+	if rd.h != nil {
+		if rd.h.p == nil {
+			// Advanced, released by a later Advance, or closed with its
+			// node: persisting its copy now would rewrite the log.
+			return &Error{CodeReadyStale, "the Ready was already advanced or released"}
+		}
 		err = cStorageAppendReady(p, rd.h.p)
 		runtime.KeepAlive(s)
 		runtime.KeepAlive(rd.rn)
@@ -123,6 +137,10 @@ func (s *MemoryStorage) SetHardState(st raftpb.HardState) error {
 // SetConfState sets the configuration the storage reports at start, as a
 // host does before creating the first node of a new cluster without
 // Bootstrap (every member must start with the same configuration).
+// ErrConfChangeRefused (the configuration held is kept) when cs names 0,
+// math.MaxUint64 or math.MaxUint64-1, names an ID twice, has a voter that
+// is also a learner, or is otherwise not a configuration membership
+// changes can produce.
 func (s *MemoryStorage) SetConfState(cs raftpb.ConfState) error {
 	p, err := s.ptr()
 	if err != nil {

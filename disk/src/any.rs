@@ -27,14 +27,16 @@ impl AnyStorage {
     /// Sets the configuration [`Storage::initial_state`] reports.
     ///
     /// # Errors
-    /// A disk store's I/O errors.
+    /// `ConfChangeRefused` for a configuration no node could run (see
+    /// [`raftlet::validate::check_conf_state`]); a disk store's I/O errors.
     pub fn set_conf_state(&self, cs: ConfState) -> Result<()> {
         match self {
-            // The core's setter returns () or, where it checks the ids, a
-            // result; either is passed on.
-            #[allow(clippy::unit_arg, reason = "the core may return () here")]
-            AnyStorage::Memory(m) => m.wl().set_conf_state(cs).into_result(),
-            AnyStorage::Disk(d) => Ok(d.set_conf_state(&cs)?),
+            AnyStorage::Memory(m) => m.wl().set_conf_state(cs),
+            AnyStorage::Disk(d) => {
+                // Checked here too, so that both refuse with the same error.
+                raftlet::validate::check_conf_state(&cs)?;
+                Ok(d.set_conf_state(&cs)?)
+            }
         }
     }
 
@@ -81,19 +83,30 @@ impl AnyStorage {
                 }
                 Ok(())
             }
-            AnyStorage::Disk(d) => Ok(d.persist_ready(rd)?),
+            AnyStorage::Disk(d) => {
+                // Checked here too, so that both refuse with the same error.
+                if let Some(snap) = &rd.snapshot {
+                    raftlet::validate::check_conf_state(&snap.metadata.conf_state)?;
+                }
+                Ok(d.persist_ready(rd)?)
+            }
         }
     }
 
     /// Replaces the log with `snap`.
     ///
     /// # Errors
-    /// `SnapshotOutOfDate` if it is not newer than the one held; a disk
-    /// store's I/O errors.
+    /// `SnapshotOutOfDate` if it is not newer than the one held,
+    /// `ConfChangeRefused` if its configuration is invalid; a disk store's
+    /// I/O errors.
     pub fn apply_snapshot(&self, snap: Snapshot) -> Result<()> {
         match self {
             AnyStorage::Memory(m) => m.wl().apply_snapshot(snap),
-            AnyStorage::Disk(d) => Ok(d.apply_snapshot(&snap)?),
+            AnyStorage::Disk(d) => {
+                // Checked here too, so that both refuse with the same error.
+                raftlet::validate::check_conf_state(&snap.metadata.conf_state)?;
+                Ok(d.apply_snapshot(&snap)?)
+            }
         }
     }
 
@@ -102,8 +115,8 @@ impl AnyStorage {
     ///
     /// # Errors
     /// `SnapshotOutOfDate`, `Unavailable` or `Compacted` as
-    /// [`raftlet::MemoryStorageCore::create_snapshot`]; a disk store's I/O
-    /// errors.
+    /// [`raftlet::MemoryStorageCore::create_snapshot`], and
+    /// `ConfChangeRefused` for an invalid `cs`; a disk store's I/O errors.
     pub fn create_snapshot(
         &self,
         index: u64,
@@ -112,7 +125,16 @@ impl AnyStorage {
     ) -> Result<Snapshot> {
         match self {
             AnyStorage::Memory(m) => m.wl().create_snapshot(index, cs, data),
-            AnyStorage::Disk(d) => d.create_snapshot(index, cs, data).map_err(Error::from),
+            AnyStorage::Disk(d) => {
+                // Checked here too (after the same first check), so that
+                // both refuse with the same error.
+                if index > d.snapshot_index() {
+                    if let Some(cs) = &cs {
+                        raftlet::validate::check_conf_state(cs)?;
+                    }
+                }
+                d.create_snapshot(index, cs, data).map_err(Error::from)
+            }
         }
     }
 
@@ -146,6 +168,15 @@ impl AnyStorage {
         match self {
             AnyStorage::Memory(m) => *m.rl().hard_state(),
             AnyStorage::Disk(d) => d.hard_state(),
+        }
+    }
+
+    /// The index of the snapshot held (0 for none), without reading a
+    /// snapshot file.
+    pub fn snapshot_index(&self) -> u64 {
+        match self {
+            AnyStorage::Memory(m) => m.rl().snapshot_ref().metadata.index,
+            AnyStorage::Disk(d) => d.snapshot_index(),
         }
     }
 }
@@ -198,23 +229,5 @@ impl Storage for AnyStorage {
             AnyStorage::Memory(m) => m.snapshot(request_index, to),
             AnyStorage::Disk(d) => d.snapshot(request_index, to),
         }
-    }
-}
-
-/// What a `MemoryStorageCore` setter returns: nothing, or (where the core
-/// checks its input) a result. Lets [`AnyStorage`] pass either on.
-trait IntoResult {
-    fn into_result(self) -> Result<()>;
-}
-
-impl IntoResult for () {
-    fn into_result(self) -> Result<()> {
-        Ok(())
-    }
-}
-
-impl IntoResult for Result<()> {
-    fn into_result(self) -> Result<()> {
-        self
     }
 }

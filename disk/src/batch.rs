@@ -91,11 +91,14 @@ impl WriteBatch {
     /// asks for a sync if `rd.must_sync`.
     ///
     /// # Errors
-    /// [`DiskError::InvalidInput`] if the entries are not consecutive; the
-    /// batch is left as it was.
+    /// [`DiskError::InvalidInput`] if the entries are not consecutive or
+    /// the snapshot's configuration is not one a node could run (as
+    /// [`raftlet::validate::check_conf_state`]); the batch is left as it
+    /// was.
     pub fn add_ready(&mut self, group: u64, rd: &Ready) -> Result<()> {
         let mark = self.mark();
         if let Some(snap) = &rd.snapshot {
+            check_conf(&snap.metadata.conf_state)?;
             self.push_snapshot(group, snap);
         }
         if let Err(e) = self.push_entries(group, &rd.entries) {
@@ -133,10 +136,17 @@ impl WriteBatch {
     /// Sets the configuration `group`'s
     /// [`Storage::initial_state`](raftlet::Storage::initial_state) reports
     /// (as [`raftlet::MemoryStorageCore::set_conf_state`]). Asks for a sync.
-    pub fn set_conf_state(&mut self, group: u64, cs: &ConfState) {
+    ///
+    /// # Errors
+    /// [`DiskError::InvalidInput`] for a configuration no node could run
+    /// (the checks of [`raftlet::validate::check_conf_state`], which
+    /// `MemoryStorage` makes too); the batch is left as it was.
+    pub fn set_conf_state(&mut self, group: u64, cs: &ConfState) -> Result<()> {
+        check_conf(cs)?;
         self.payload.conf_state(group, cs);
         self.changes.push((group, Change::State));
         self.must_sync = true;
+        Ok(())
     }
 
     /// Replaces `group`'s log with `snapshot` (as
@@ -224,4 +234,9 @@ impl WriteBatch {
         ));
         self.snapshots.push((group, snapshot.clone()));
     }
+}
+
+/// [`raftlet::validate::check_conf_state`] as a [`DiskError`].
+fn check_conf(cs: &ConfState) -> Result<()> {
+    raftlet::validate::check_conf_state(cs).map_err(|e| DiskError::InvalidInput(e.to_string()))
 }

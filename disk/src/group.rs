@@ -83,12 +83,11 @@ impl DiskGroup {
     /// group, its initial voters), durably.
     ///
     /// # Errors
-    /// I/O errors as [`DiskStore::write`].
+    /// [`DiskError::InvalidInput`] for a configuration no node could run
+    /// (as [`WriteBatch::set_conf_state`]); I/O errors as
+    /// [`DiskStore::write`].
     pub fn set_conf_state(&self, cs: &ConfState) -> Result<()> {
-        self.batch(|b| {
-            b.set_conf_state(self.id, cs);
-            Ok(())
-        })
+        self.batch(|b| b.set_conf_state(self.id, cs))
     }
 
     /// Replaces the log with `snapshot` (as
@@ -96,8 +95,12 @@ impl DiskGroup {
     ///
     /// # Errors
     /// [`DiskError::Storage`] (`SnapshotOutOfDate`) if it is not newer than
-    /// the snapshot held; I/O errors as [`DiskStore::write`].
+    /// the snapshot held; [`DiskError::InvalidInput`] if its configuration
+    /// is not one a node could run (as `MemoryStorage` checks it); I/O
+    /// errors as [`DiskStore::write`].
     pub fn apply_snapshot(&self, snapshot: &Snapshot) -> Result<()> {
+        raftlet::validate::check_conf_state(&snapshot.metadata.conf_state)
+            .map_err(|e| DiskError::InvalidInput(e.to_string()))?;
         self.batch(|b| {
             b.apply_snapshot(self.id, snapshot);
             Ok(())
@@ -135,6 +138,12 @@ impl DiskGroup {
     /// The saved hard state.
     pub fn hard_state(&self) -> HardState {
         self.with(|g| g.map(|g| g.hard_state).unwrap_or_default())
+    }
+
+    /// The index of the snapshot held (0 for none), without reading its
+    /// file.
+    pub fn snapshot_index(&self) -> u64 {
+        self.with(|g| g.map_or(0, |g| g.snapshot.index))
     }
 
     fn with<T>(&self, f: impl FnOnce(Option<&Group>) -> T) -> T {

@@ -677,7 +677,9 @@ impl DiskStore {
     /// # Errors
     /// [`DiskError::Storage`] with `SnapshotOutOfDate` if `index` is not
     /// past the current snapshot, `Unavailable` if it is past the last
-    /// entry, `Compacted` if its term is no longer known; I/O errors as
+    /// entry, `Compacted` if its term is no longer known;
+    /// [`DiskError::InvalidInput`] if `cs` is not a configuration a node
+    /// could run (as `MemoryStorage` checks it); I/O errors as
     /// [`DiskStore::write`].
     pub fn create_snapshot(
         &self,
@@ -691,6 +693,10 @@ impl DiskStore {
         let g = inner.groups.get(&group).cloned().unwrap_or_default();
         if index <= g.snapshot.index {
             return Err(StorageError::SnapshotOutOfDate.into());
+        }
+        if let Some(cs) = &cs {
+            raftlet::validate::check_conf_state(cs)
+                .map_err(|e| DiskError::InvalidInput(e.to_string()))?;
         }
         if index > g.last_index() {
             return Err(StorageError::Unavailable.into());

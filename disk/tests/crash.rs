@@ -137,7 +137,7 @@ fn gen_op(rng: &mut Rng, m: &Model, gid: u64, term: &mut u64) -> MOp {
             let idx = lo + rng.below(last - lo + 1);
             let cs = rng
                 .chance(50)
-                .then(|| ConfState::from_voters(vec![1, 2, 1 + rng.below(5)]));
+                .then(|| ConfState::from_voters(vec![1, 2, 3 + rng.below(5)]));
             let data = rng
                 .chance(80)
                 .then(|| Bytes::from(format!("sm-{gid}-{idx}").repeat(1 + rng.below(30) as usize)));
@@ -148,7 +148,7 @@ fn gen_op(rng: &mut Rng, m: &Model, gid: u64, term: &mut u64) -> MOp {
             let idx = last.max(snap_index) + 1 + rng.below(20);
             MOp::ApplySnapshot(snapshot(idx, *term, &[1, 2, 3]))
         }
-        91..=94 => MOp::ConfState(ConfState::from_voters(vec![1, 1 + rng.below(6)])),
+        91..=94 => MOp::ConfState(ConfState::from_voters(vec![1, 2 + rng.below(6)])),
         95 if rng.chance(30) => MOp::Remove,
         _ => MOp::HardState(HardState {
             term: *term,
@@ -169,7 +169,7 @@ fn write(store: &DiskStore, batch: &Batch) -> Result<bool, raftlet_disk::DiskErr
         match op {
             MOp::Append(e) => b.append(*gid, e)?,
             MOp::HardState(hs) => b.set_hard_state(*gid, hs),
-            MOp::ConfState(cs) => b.set_conf_state(*gid, cs),
+            MOp::ConfState(cs) => b.set_conf_state(*gid, cs).expect("a valid configuration"),
             MOp::ApplySnapshot(s) => b.apply_snapshot(*gid, s),
             MOp::Compact(i) => b.compact(*gid, *i),
             MOp::Remove => b.remove_group(*gid),

@@ -56,7 +56,7 @@ fn ten_thousand_groups_share_a_few_files_and_all_come_back() {
     for chunk in 0..GROUPS / PER_BATCH {
         let mut b = WriteBatch::new();
         for gid in chunk * PER_BATCH..(chunk + 1) * PER_BATCH {
-            b.set_conf_state(gid, &voters(gid));
+            b.set_conf_state(gid, &voters(gid)).expect("valid voters");
             b.append(gid, &entries(gid, 1, 3, 1)).unwrap();
             b.set_hard_state(gid, &hs(gid));
         }

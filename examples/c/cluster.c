@@ -3,7 +3,9 @@
  * replicate, a fourth node joins as a learner, catches up and is promoted
  * to voter. Prints a timeline and exits non-zero if a step fails.
  *
- * Build: see `make examples` (links libraftlet.a; pkg-config works too).
+ * Build: `make test-c` links target/release/libraftlet.a; against an
+ * installed raftlet, README.md gives the pkg-config lines (shared or
+ * static), which `make test-install` runs on this file.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -29,7 +29,8 @@ impl Cluster {
     fn new(ids: &[u64]) -> Cluster {
         let mut hosts = BTreeMap::new();
         for &id in ids {
-            let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(ids.to_vec()));
+            let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(ids.to_vec()))
+                .expect("valid configuration");
             let node = RawNode::new(&Config::new(id), storage.clone()).expect("valid config");
             hosts.insert(
                 id,

@@ -38,10 +38,10 @@ pub unsafe extern "C" fn raftlet_config_free(config: *mut raftlet_config) {
     if config.is_null() {
         return;
     }
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let _ = crate::boundary::catch(|| {
         // SAFETY: the pointer came from raftlet_config_new and is freed once.
         drop(unsafe { Box::from_raw(config) });
-    }));
+    });
 }
 
 /// Checks the configuration (raftlet::Config::validate). Returns RAFTLET_OK,
@@ -346,7 +346,9 @@ pub unsafe extern "C" fn raftlet_config_set_max_learners(
     }
 }
 
-/// Sets the seed of the election-timeout RNG (0 = derived from the id).
+/// Sets the seed of the election-timeout RNG: 0 (the default) draws one
+/// from the OS each time a node is created; any other value makes the
+/// timeouts reproducible.
 /// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_config_set_seed(
@@ -369,6 +371,114 @@ pub unsafe extern "C" fn raftlet_config_set_coalesce_appends(
     unsafe {
         set_field(config, "coalesce_appends", Some(value), |c, v| {
             c.coalesce_appends = v
+        })
+    }
+}
+
+/// Makes raftlet_node_add_member propose a new member as a learner
+/// (default on), to be promoted once caught up; off adds voters directly.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_config_set_learner_first(
+    config: *mut raftlet_config,
+    value: bool,
+) -> raftlet_result {
+    // SAFETY: the caller's handle contract is set_field's.
+    unsafe {
+        set_field(config, "learner_first", Some(value), |c, v| {
+            c.learner_first = v
+        })
+    }
+}
+
+/// Makes the leader promote a learner by itself once it is within
+/// promote_max_lag entries, active in promote_min_active_rounds
+/// consecutive check-quorum rounds, not being sent a snapshot and no other
+/// change is pending (default off; requires check-quorum).
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_config_set_auto_promote(
+    config: *mut raftlet_config,
+    value: bool,
+) -> raftlet_result {
+    // SAFETY: the caller's handle contract is set_field's.
+    unsafe {
+        set_field(config, "auto_promote", Some(value), |c, v| {
+            c.auto_promote = v
+        })
+    }
+}
+
+/// Sets the consecutive check-quorum rounds a learner must have answered
+/// in before it is promoted automatically or as a standby (default 3, at
+/// least 1). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+/// RAFTLET_ERR_INVALID_ARG (above UINT32_MAX).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_config_set_promote_min_active_rounds(
+    config: *mut raftlet_config,
+    value: u64,
+) -> raftlet_result {
+    // SAFETY: the caller's handle contract is set_field's.
+    unsafe {
+        set_field(
+            config,
+            "promote_min_active_rounds",
+            u32::try_from(value).ok(),
+            |c, v| c.promote_min_active_rounds = v,
+        )
+    }
+}
+
+/// Makes the leader replace a voter silent for standby_dead_rounds
+/// check-quorum rounds by a caught-up learner in one joint change, so the
+/// voter count and the quorum size stay the same (default off; requires
+/// check-quorum). Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_config_set_standby_promotion(
+    config: *mut raftlet_config,
+    value: bool,
+) -> raftlet_result {
+    // SAFETY: the caller's handle contract is set_field's.
+    unsafe {
+        set_field(config, "standby_promotion", Some(value), |c, v| {
+            c.standby_promotion = v
+        })
+    }
+}
+
+/// Sets the consecutive silent check-quorum rounds after which a voter
+/// counts as failed for standby promotion (default 3, at least 2).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+/// (above UINT32_MAX).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_config_set_standby_dead_rounds(
+    config: *mut raftlet_config,
+    value: u64,
+) -> raftlet_result {
+    // SAFETY: the caller's handle contract is set_field's.
+    unsafe {
+        set_field(
+            config,
+            "standby_dead_rounds",
+            u32::try_from(value).ok(),
+            |c, v| c.standby_dead_rounds = v,
+        )
+    }
+}
+
+/// Makes a learner forward proposals to the leader (default on, as etcd)
+/// or, off, refuse them with RAFTLET_ERR_PROPOSAL_DROPPED (a read-only
+/// learner that never originates a write).
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_config_set_learner_forwards_proposals(
+    config: *mut raftlet_config,
+    value: bool,
+) -> raftlet_result {
+    // SAFETY: the caller's handle contract is set_field's.
+    unsafe {
+        set_field(config, "learner_forwards_proposals", Some(value), |c, v| {
+            c.learner_forwards_proposals = v
         })
     }
 }

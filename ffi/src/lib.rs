@@ -23,6 +23,7 @@ extern crate raftlet_core as raftlet;
 mod boundary;
 mod any_storage;
 mod config;
+mod learner;
 mod log;
 mod message;
 mod node;
@@ -35,6 +36,7 @@ mod tests_bindings;
 mod version;
 
 pub use config::*;
+pub use learner::*;
 pub use log::*;
 pub use message::*;
 pub use node::*;

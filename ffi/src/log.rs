@@ -33,8 +33,10 @@ unsafe impl Sync for UserData {}
 /// (0 debug .. 3 error) and above; `user_data` is passed back unchanged.
 /// A NULL `callback` removes the current one. Replacing or removing a
 /// callback while other threads log is safe; a record in flight may still
-/// reach the previous callback. Returns RAFTLET_OK or
-/// RAFTLET_ERR_INVALID_ARG (min_level above 3).
+/// reach the previous callback. A panic caught inside the library (a bug
+/// in raftlet, reported as RAFTLET_PANIC) is logged here at level 3 with
+/// node id 0, and printed nowhere else (not to stderr). Returns RAFTLET_OK
+/// or RAFTLET_ERR_INVALID_ARG (min_level above 3).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_set_log_callback(
     callback: raftlet_log_callback,

@@ -176,9 +176,13 @@ pub unsafe extern "C" fn raftlet_conf_change_decode(
     })
 }
 
-/// Decodes the routing fields of a raftpb-encoded message (validating the
-/// whole message). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
-/// RAFTLET_ERR_DECODE.
+/// Decodes the routing fields of a raftpb-encoded message, validating the
+/// whole message as raftlet_node_step would before stepping it: a
+/// transport may call this to drop a bad message before routing it.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed
+/// bytes) or RAFTLET_ERR_INVALID_MESSAGE (an unknown message type, a term
+/// or index above 2^63 - 1, or a peer message from an id that cannot be a
+/// member). `*header_out` is written only on RAFTLET_OK.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_message_decode_header(
     data: *const u8,
@@ -190,6 +194,9 @@ pub unsafe extern "C" fn raftlet_message_decode_header(
         let buf = c_slice!(data, data_len, "data");
         match Message::decode(buf) {
             Ok(m) => {
+                if let Err(e) = raftlet_core::validate::check_message(&m) {
+                    return from_error(&e);
+                }
                 // SAFETY: non-null output pointer.
                 unsafe {
                     *header_out = raftlet_message_header {

@@ -1,7 +1,8 @@
 //! `raftlet_node`: a RawNode behind a lock, callable from any thread.
 
 use std::ffi::{c_char, CString};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -19,10 +20,99 @@ use crate::storage::raftlet_storage;
 /// released by raftlet_node_free. Every function on it may be called from
 /// any thread; a lock inside serialises them.
 pub struct raftlet_node {
-    inner: Mutex<RawNode<AnyStorage>>,
+    inner: Mutex<NodeState>,
+    /// What the node's readies know about it (they may outlive it).
+    track: Arc<NodeTrack>,
     /// Set when a panic escaped the core while this node was in use: its
     /// state may be inconsistent, so every later call fails.
     poisoned: AtomicBool,
+}
+
+/// The node and what the ABI tracks about its readies, under one lock.
+struct NodeState {
+    rn: RawNode<AnyStorage>,
+    /// The last committed index handed out by the readies taken so far:
+    /// what raftlet_node_advance of the latest one reports applied.
+    applying: u64,
+    /// What the readies taken so far asked to write.
+    written: Written,
+}
+
+/// What a ready, and the earlier ones it covers, asked the host to write:
+/// acknowledging it makes the node take exactly that as durable, and read
+/// it back from its storage later.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Written {
+    /// The last entry handed out for writing, as (index, term, the node's
+    /// term when it was handed out). It is the last entry of the node's log
+    /// at that time, which is what the core takes as stable.
+    entry: Option<(u64, u64, u64)>,
+    /// The highest snapshot index handed out (0 for none).
+    snapshot: u64,
+}
+
+impl Written {
+    /// Takes in what the ready `rd` asks to write.
+    fn record(&mut self, rd: &raftlet_core::Ready, term: u64) {
+        if let Some(e) = rd.entries.last() {
+            self.entry = Some((e.index, e.term, term));
+        }
+        if let Some(s) = &rd.snapshot {
+            self.snapshot = self.snapshot.max(s.metadata.index);
+        }
+    }
+
+    /// Whether the node's storage holds what was asked, as far as the core
+    /// relies on it: the snapshot, and the last entry unless the term
+    /// changed since it was handed out (the core then no longer takes it
+    /// as stable, and a newer leader's entries may have replaced it).
+    fn check(&self, rn: &RawNode<AnyStorage>) -> Result<(), String> {
+        use raftlet_core::{Storage as _, StorageError};
+        let store = rn.store();
+        let snap = store.snapshot_index();
+        if self.snapshot > snap {
+            return Err(format!(
+                "the snapshot at index {} is not in the node's storage (it holds {snap})",
+                self.snapshot
+            ));
+        }
+        let Some((index, term, handed_out_in)) = self.entry else {
+            return Ok(());
+        };
+        if handed_out_in != rn.basic_status().hard_state.term {
+            return Ok(());
+        }
+        match store.term(index) {
+            Ok(t) if t == term => Ok(()),
+            // Compacted after it was applied: it was there.
+            Err(raftlet_core::Error::Store(StorageError::Compacted)) => Ok(()),
+            _ => Err(format!(
+                "entry {index} (term {term}) is not in the node's storage: persist the \
+                 ready (raftlet_storage_append_ready) before advancing it"
+            )),
+        }
+    }
+}
+
+/// A generation for a new node: distinct for every node, never reused in
+/// the process, so that a ready is recognised as another node's even when
+/// that node was freed and a new one was allocated at the same address.
+fn next_generation() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What a node shares with the readies it hands out.
+#[derive(Debug)]
+pub(crate) struct NodeTrack {
+    /// The node's generation (see [`next_generation`]).
+    pub(crate) generation: u64,
+    /// The number of the last ready acknowledged with raftlet_node_advance
+    /// or raftlet_node_advance_append (0 before the first): that ready and
+    /// every earlier one are durable, so none of them may be persisted or
+    /// acknowledged again. Written under the node lock, read by
+    /// raftlet_storage_append_ready without it.
+    pub(crate) advanced: AtomicU64,
 }
 
 pub(crate) fn role_code(r: StateRole) -> u32 {
@@ -35,9 +125,17 @@ pub(crate) fn role_code(r: StateRole) -> u32 {
 }
 
 /// Runs `f` on the locked node; a panic poisons the node.
-fn with_node(
+pub(crate) fn with_node(
     node: *const raftlet_node,
     f: impl FnOnce(&mut RawNode<AnyStorage>) -> raftlet_result,
+) -> raftlet_result {
+    with_state(node, |st, _| f(&mut st.rn))
+}
+
+/// Runs `f` on the locked node state and its track; a panic poisons the node.
+fn with_state(
+    node: *const raftlet_node,
+    f: impl FnOnce(&mut NodeState, &Arc<NodeTrack>) -> raftlet_result,
 ) -> raftlet_result {
     if node.is_null() {
         return fail(RAFTLET_ERR_NULL_ARG, "argument `node` is NULL");
@@ -48,11 +146,15 @@ fn with_node(
         return fail(RAFTLET_PANIC, "the node is poisoned by an earlier panic");
     }
     let mut guard = n.inner.lock();
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut guard))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut guard, &n.track))) {
         Ok(r) => r,
-        Err(_) => {
+        Err(payload) => {
             n.poisoned.store(true, Ordering::Release);
-            fail(RAFTLET_PANIC, "panic inside the node; it is now poisoned")
+            let msg = crate::boundary::payload_message(&*payload);
+            fail(
+                RAFTLET_PANIC,
+                format!("panic inside the node; it is now poisoned: {msg}"),
+            )
         }
     }
 }
@@ -76,7 +178,15 @@ pub unsafe extern "C" fn raftlet_node_new(
         match RawNode::new(&c.inner, s.inner.clone()) {
             Ok(rn) => {
                 let b = Box::new(raftlet_node {
-                    inner: Mutex::new(rn),
+                    inner: Mutex::new(NodeState {
+                        rn,
+                        applying: 0,
+                        written: Written::default(),
+                    }),
+                    track: Arc::new(NodeTrack {
+                        generation: next_generation(),
+                        advanced: AtomicU64::new(0),
+                    }),
                     poisoned: AtomicBool::new(false),
                 });
                 // SAFETY: non-null output pointer.
@@ -95,16 +205,20 @@ pub unsafe extern "C" fn raftlet_node_free(node: *mut raftlet_node) {
     if node.is_null() {
         return;
     }
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let _ = crate::boundary::catch(|| {
         // SAFETY: from raftlet_node_new, freed once.
         drop(unsafe { Box::from_raw(node) });
-    }));
+    });
 }
 
 /// Initializes a node over an empty storage with its first configuration
 /// (`voters` and `learners`, which may be NULL when their count is 0).
-/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
-/// (no voters, or the storage is not empty).
+/// Everything is checked first: on an error nothing changes (no entry, no
+/// hard state, no ready), and a corrected call may follow.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_STATE
+/// (no voters, or the storage is not empty) or
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+/// UINT64_MAX - 1, an id given twice, or a voter that is also a learner).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_bootstrap(
     node: *mut raftlet_node,
@@ -139,7 +253,9 @@ pub unsafe extern "C" fn raftlet_node_tick(node: *mut raftlet_node) -> raftlet_r
 }
 
 /// Makes the node campaign at once.
-/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_STATE
+/// (the node's term or last index is at the limit 2^63 - 1, so it can
+/// never campaign again).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_campaign(node: *mut raftlet_node) -> raftlet_result {
     ffi_boundary!({ with_node(node, |n| code(&n.campaign())) })
@@ -175,7 +291,10 @@ fn decode_cc(buf: &[u8], v2: bool) -> Result<ConfChangeI, raftlet_result> {
 /// when `v2` is false, a ConfChangeV2 when true. Returns RAFTLET_OK,
 /// RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE, RAFTLET_ERR_PROPOSAL_DROPPED,
 /// RAFTLET_ERR_CONF_CHANGE_REFUSED, RAFTLET_ERR_PROMOTION_NOT_READY or
-/// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal).
+/// RAFTLET_ERR_TOO_MANY_LEARNERS (nothing is appended on a refusal). A
+/// change of an unknown type or transition, or of node 0, UINT64_MAX or
+/// UINT64_MAX - 1, is refused with RAFTLET_ERR_CONF_CHANGE_REFUSED on
+/// every node.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_propose_conf_change(
     node: *mut raftlet_node,
@@ -200,7 +319,9 @@ pub unsafe extern "C" fn raftlet_node_propose_conf_change(
 /// `conf_state_cap` bytes; `*conf_state_len_out` (if not NULL) receives its
 /// length either way. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
 /// RAFTLET_ERR_DECODE, RAFTLET_ERR_CONF_CHANGE_REFUSED (configuration left
-/// unchanged) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
+/// unchanged; the change came from a leader that does not validate, such
+/// as etcd's: log it and treat the entry as a no-op, as every raftlet node
+/// does, and keep going) or RAFTLET_ERR_INVALID_ARG (buffer too small; the change is
 /// applied and the length reported).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_apply_conf_change(
@@ -247,8 +368,11 @@ pub unsafe extern "C" fn raftlet_node_apply_conf_change(
 
 /// Feeds a raftpb-encoded message from a peer. Returns RAFTLET_OK,
 /// RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE (malformed bytes),
-/// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the
-/// error the message caused (e.g. RAFTLET_ERR_PROPOSAL_DROPPED).
+/// RAFTLET_ERR_STEP_LOCAL_MSG, RAFTLET_ERR_INVALID_MESSAGE (an unknown
+/// message type, a term or index above 2^63 - 1, or a peer message from an
+/// id that cannot be a member; the node is left unchanged),
+/// RAFTLET_ERR_STEP_PEER_NOT_FOUND, or the error the message caused (e.g.
+/// RAFTLET_ERR_PROPOSAL_DROPPED).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_step(
     node: *mut raftlet_node,
@@ -353,7 +477,20 @@ pub unsafe extern "C" fn raftlet_node_has_ready(
 /// Takes the next ready. On success `*ready_out` owns a new handle: read
 /// it, persist it (raftlet_storage_append_ready), send its messages, apply
 /// its committed entries, then call raftlet_node_advance and finally
-/// raftlet_ready_free. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+/// raftlet_ready_free.
+///
+/// Readies are numbered in the order they are taken. Several may be in
+/// flight at once (taken before the previous one is durable), but they
+/// must be persisted and acknowledged (raftlet_node_advance or
+/// raftlet_node_advance_append) in that order, each once. Acknowledging a
+/// ready covers the earlier ones not acknowledged yet: a covered ready can
+/// no longer be persisted or acknowledged (RAFTLET_ERR_READY_STALE), nor
+/// can a ready acknowledged itself. A host that runs the Ready loop from
+/// several threads must keep that order itself (for instance one thread at
+/// a time from raftlet_node_ready to raftlet_node_advance): the library
+/// refuses what arrives out of order, which leaves the node and the
+/// storage as they were, but it cannot write what the host skipped.
+/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_ready(
     node: *mut raftlet_node,
@@ -361,9 +498,14 @@ pub unsafe extern "C" fn raftlet_node_ready(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(ready_out);
-        let key = node as usize;
-        with_node(node, |n| {
-            let rd = raftlet_ready::new(n.ready(), key);
+        with_state(node, |st, track| {
+            let rd = st.rn.ready();
+            if let Some(last) = rd.committed_entries.last() {
+                st.applying = st.applying.max(last.index);
+            }
+            let term = st.rn.basic_status().hard_state.term;
+            st.written.record(&rd, term);
+            let rd = raftlet_ready::new(rd, Arc::clone(track), st.applying, st.written);
             // SAFETY: non-null output pointer.
             unsafe { *ready_out = Box::into_raw(Box::new(rd)) };
             RAFTLET_OK
@@ -371,78 +513,103 @@ pub unsafe extern "C" fn raftlet_node_ready(
     })
 }
 
-fn check_ready(
+/// Acknowledges `ready` as durable on `node` (and, with `apply`, its
+/// committed entries and those of earlier readies as applied). The checks
+/// and the acknowledgement happen under the node lock, so of two threads
+/// advancing the same ready exactly one succeeds.
+fn advance_ready(
     node: *const raftlet_node,
     ready: *const raftlet_ready,
-) -> Result<&'static raftlet_ready, raftlet_result> {
+    apply: bool,
+) -> raftlet_result {
     // NULL first: a NULL node must not be reported as "another node".
     if node.is_null() {
-        return Err(fail(RAFTLET_ERR_NULL_ARG, "argument `node` is NULL"));
+        return fail(RAFTLET_ERR_NULL_ARG, "argument `node` is NULL");
     }
     if ready.is_null() {
-        return Err(fail(RAFTLET_ERR_NULL_ARG, "argument `ready` is NULL"));
+        return fail(RAFTLET_ERR_NULL_ARG, "argument `ready` is NULL");
     }
-    // SAFETY: non-null handle from raftlet_node_ready; the caller keeps it
-    // alive for the call (the 'static is confined to this call).
-    let r = unsafe { &*ready };
-    if r.node_key != node as usize {
-        return Err(fail(
-            RAFTLET_ERR_INVALID_ARG,
-            "the ready belongs to another node",
-        ));
+    // SAFETY: non-null handles from raftlet_node_new and raftlet_node_ready;
+    // the caller keeps them alive for the call.
+    let (n, r) = unsafe { (&*node, &*ready) };
+    if r.generation() != n.track.generation {
+        return fail(
+            RAFTLET_ERR_READY_FOREIGN,
+            "the ready was handed out by another node",
+        );
     }
-    if r.is_stale() {
-        return Err(fail(
-            RAFTLET_ERR_READY_STALE,
-            "the ready was already advanced",
-        ));
-    }
-    Ok(r)
+    with_state(node, |st, track| {
+        let number = r.rd.number();
+        if r.is_stale() {
+            return fail(
+                RAFTLET_ERR_READY_STALE,
+                format!("ready {number} was already advanced"),
+            );
+        }
+        // Only this function writes it, under the node lock.
+        let done = track.advanced.load(Ordering::Relaxed);
+        if number <= done {
+            return fail(
+                RAFTLET_ERR_READY_STALE,
+                format!(
+                    "ready {number} is covered by ready {done}, advanced before it: \
+                     advance readies in the order they were taken"
+                ),
+            );
+        }
+        if let Err(why) = r.written.check(&st.rn) {
+            return fail(RAFTLET_ERR_READY_NOT_PERSISTED, why);
+        }
+        if !r.mark_stale() {
+            return fail(
+                RAFTLET_ERR_READY_STALE,
+                format!("ready {number} was already advanced"),
+            );
+        }
+        st.rn.on_persist_ready(number);
+        track.advanced.store(number, Ordering::Release);
+        if apply {
+            // Only what this ready and the earlier ones handed out: a later
+            // ready, taken already, may still be being applied.
+            st.rn.advance_apply_to(r.applying);
+        }
+        RAFTLET_OK
+    })
 }
 
-/// Reports that `ready` was fully handled (persisted, sent, applied). The
-/// ready becomes stale: its accessors return RAFTLET_ERR_READY_STALE, but
-/// views already taken stay valid until raftlet_ready_free. Returns
-/// RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE (advanced
-/// twice) or RAFTLET_ERR_INVALID_ARG (a ready of another node).
+/// Reports that `ready` was fully handled: persisted, sent, and its
+/// committed entries (and those of earlier readies) applied; committed
+/// entries of later readies, if any were taken, are not reported applied.
+/// The ready becomes stale: its accessors return RAFTLET_ERR_READY_STALE,
+/// but views already taken stay valid until raftlet_ready_free. Earlier
+/// readies not advanced yet are covered (see raftlet_node_ready). Returns
+/// RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE (the ready
+/// was already advanced, or a later ready was: readies are advanced in
+/// the order they were taken), RAFTLET_ERR_READY_FOREIGN (a ready handed
+/// out by another node, including one freed before this node was created),
+/// RAFTLET_ERR_READY_NOT_PERSISTED (the node's storage lacks the entries or
+/// the snapshot of this ready, or of an earlier one it would cover: the
+/// node would read them back later) or RAFTLET_PANIC (the node is
+/// poisoned). On an error nothing changes.
+/// Two threads advancing the same ready: exactly one gets RAFTLET_OK.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_advance(
     node: *mut raftlet_node,
     ready: *mut raftlet_ready,
 ) -> raftlet_result {
-    ffi_boundary!({
-        let r = match check_ready(node, ready) {
-            Ok(r) => r,
-            Err(code) => return code,
-        };
-        with_node(node, |n| {
-            n.on_persist_ready(r.rd.number());
-            n.advance_apply();
-            r.mark_stale();
-            RAFTLET_OK
-        })
-    })
+    ffi_boundary!({ advance_ready(node, ready, true) })
 }
 
 /// Reports that `ready`'s writes are durable, for hosts that apply
 /// asynchronously (follow with raftlet_node_advance_apply_to). The ready
-/// becomes stale as with raftlet_node_advance. Same result codes.
+/// becomes stale and earlier readies are covered as with
+/// raftlet_node_advance. Same result codes and rules.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_node_advance_append(
     node: *mut raftlet_node,
     ready: *mut raftlet_ready,
 ) -> raftlet_result {
-    ffi_boundary!({
-        let r = match check_ready(node, ready) {
-            Ok(r) => r,
-            Err(code) => return code,
-        };
-        with_node(node, |n| {
-            n.on_persist_ready(r.rd.number());
-            r.mark_stale();
-            RAFTLET_OK
-        })
-    })
+    ffi_boundary!({ advance_ready(node, ready, false) })
 }
 
 /// Reports that committed entries up to `index` are applied.
@@ -538,6 +705,59 @@ pub unsafe extern "C" fn raftlet_node_status(
     })
 }
 
+/// The cheap part of a node's status (etcd `BasicStatus`): what
+/// raftlet_node_basic_status writes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct raftlet_basic_status {
+    /// The node's id.
+    pub id: u64,
+    /// The current term.
+    pub term: u64,
+    /// The vote in that term (0 = none).
+    pub vote: u64,
+    /// The commit index.
+    pub commit: u64,
+    /// The known leader (0 = none).
+    pub lead: u64,
+    /// 0 follower, 1 candidate, 2 leader, 3 pre-candidate.
+    pub role: u32,
+    /// The applied index.
+    pub applied: u64,
+    /// The target of a leader transfer under way (0 = none).
+    pub lead_transferee: u64,
+}
+
+/// Writes the node's basic status: the scalars of raftlet_status without
+/// the counts, read without copying the configuration or the peers'
+/// progress (cheap enough to call on every loop iteration). May be called
+/// from any thread. Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_basic_status(
+    node: *const raftlet_node,
+    status_out: *mut raftlet_basic_status,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(status_out);
+        with_node(node, |n| {
+            let b = n.basic_status();
+            let st = raftlet_basic_status {
+                id: b.id,
+                term: b.hard_state.term,
+                vote: b.hard_state.vote,
+                commit: b.hard_state.commit,
+                lead: b.soft_state.leader_id,
+                role: role_code(b.soft_state.raft_state),
+                applied: b.applied,
+                lead_transferee: b.lead_transferee,
+            };
+            // SAFETY: non-null output pointer.
+            unsafe { *status_out = st };
+            RAFTLET_OK
+        })
+    })
+}
+
 /// Copies up to `cap` progress records (ascending peer id) into
 /// `progress_out` and writes how many exist into `*len_out` (which may
 /// exceed `cap`: call again with a larger array). `progress_out` may be
@@ -581,7 +801,8 @@ pub unsafe extern "C" fn raftlet_node_progress(
 }
 
 /// Writes the node's status as a JSON string (etcd's shape, ids in hex,
-/// plus the configuration). On success `*json_out` owns a NUL-terminated
+/// plus the configuration and, on the leader, `"learnerStatus"`: each
+/// learner's lag, activity and whether it is promotable now, and why not). On success `*json_out` owns a NUL-terminated
 /// string; release it with raftlet_string_free.
 /// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 #[no_mangle]
@@ -592,7 +813,7 @@ pub unsafe extern "C" fn raftlet_node_status_json(
     ffi_boundary!({
         check_null!(json_out);
         with_node(node, |n| {
-            let s = CString::new(n.status().to_json()).unwrap_or_default();
+            let s = CString::new(crate::learner::status_json(&n.status())).unwrap_or_default();
             // SAFETY: non-null output pointer.
             unsafe { *json_out = s.into_raw() };
             RAFTLET_OK
@@ -606,10 +827,10 @@ pub unsafe extern "C" fn raftlet_string_free(s: *mut c_char) {
     if s.is_null() {
         return;
     }
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let _ = crate::boundary::catch(|| {
         // SAFETY: from CString::into_raw in this library, freed once.
         drop(unsafe { CString::from_raw(s) });
-    }));
+    });
 }
 
 /// Test-only (cargo feature `testing`, never in the header): panics inside

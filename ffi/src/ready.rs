@@ -1,11 +1,12 @@
 //! `raftlet_ready`: a Ready batch with zero-copy accessors.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use raftlet_core::pb::{Encode, Entry, Message};
 use raftlet_core::Ready;
 
+use crate::node::{NodeTrack, Written};
 use crate::raftlet_bytes;
 use crate::result::{fail, raftlet_result, raftlet_result::*};
 
@@ -87,12 +88,22 @@ pub struct raftlet_read_state_view {
 /// An opaque Ready batch, created by raftlet_node_ready and released by
 /// raftlet_ready_free. Every view it hands out (bytes included) stays valid
 /// until raftlet_ready_free, even after the ready is advanced; accessors
-/// called after raftlet_node_advance return RAFTLET_ERR_READY_STALE.
-/// A ready is immutable: it may be read from any thread.
+/// called after raftlet_node_advance (or raftlet_node_advance_append) of
+/// this ready return RAFTLET_ERR_READY_STALE. A ready only covered by the
+/// advance of a later one stays readable, but can no longer be persisted
+/// or advanced. A ready may outlive its node (it is then only readable).
+/// Its contents are immutable: it may be read from any thread.
 pub struct raftlet_ready {
     pub(crate) rd: Ready,
-    /// The node that produced it (to check advance gets its own ready).
-    pub(crate) node_key: usize,
+    /// The node that produced it: its generation (to refuse a ready of
+    /// another node) and the last ready it acknowledged.
+    pub(crate) track: Arc<NodeTrack>,
+    /// What advancing this ready reports applied: the last committed
+    /// index handed out by it and the readies before it.
+    pub(crate) applying: u64,
+    /// What acknowledging it makes the node take as durable.
+    pub(crate) written: Written,
+    /// Set once, by the one call that advances this ready.
     stale: AtomicBool,
     /// Encodings of `messages` then `persisted_messages`, back to back.
     buf: Vec<u8>,
@@ -112,7 +123,12 @@ fn encode_all(msgs: &[Message], buf: &mut Vec<u8>, spans: &mut Vec<(usize, usize
 }
 
 impl raftlet_ready {
-    pub(crate) fn new(rd: Ready, node_key: usize) -> raftlet_ready {
+    pub(crate) fn new(
+        rd: Ready,
+        track: Arc<NodeTrack>,
+        applying: u64,
+        written: Written,
+    ) -> raftlet_ready {
         let total: usize = rd
             .messages
             .iter()
@@ -130,7 +146,9 @@ impl raftlet_ready {
             .unwrap_or_default();
         raftlet_ready {
             rd,
-            node_key,
+            track,
+            applying,
+            written,
             stale: AtomicBool::new(false),
             buf,
             spans,
@@ -143,8 +161,17 @@ impl raftlet_ready {
         self.stale.load(Ordering::Acquire)
     }
 
-    pub(crate) fn mark_stale(&self) {
-        self.stale.store(true, Ordering::Release);
+    /// Marks the ready advanced; false when it already was (only one
+    /// caller ever gets true).
+    pub(crate) fn mark_stale(&self) -> bool {
+        self.stale
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// The generation of the node that handed it out.
+    pub(crate) fn generation(&self) -> u64 {
+        self.track.generation
     }
 
     fn message_view(&self, i: usize) -> raftlet_message_view {
@@ -201,13 +228,15 @@ pub unsafe extern "C" fn raftlet_ready_free(ready: *mut raftlet_ready) {
     if ready.is_null() {
         return;
     }
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let _ = crate::boundary::catch(|| {
         // SAFETY: from raftlet_node_ready, freed once.
         drop(unsafe { Box::from_raw(ready) });
-    }));
+    });
 }
 
-/// The number of messages to send at once (appends, heartbeats, votes).
+/// The number of messages that may be sent at once, before or while the
+/// ready is written (a leader's appends and heartbeats in a durable term,
+/// heartbeat responses, pre-vote requests, forwarded proposals and reads).
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_ready_message_count(
@@ -242,8 +271,9 @@ pub unsafe extern "C" fn raftlet_ready_message(
     })
 }
 
-/// The number of messages to send only after the ready's writes are
-/// durable (append and vote responses).
+/// The number of messages to send only once the writes of this ready and
+/// of every earlier one are durable (vote requests, vote and append
+/// responses, anything sent while the node's term or vote was not durable).
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_ready_persisted_message_count(
@@ -277,6 +307,48 @@ pub unsafe extern "C" fn raftlet_ready_persisted_message(
             );
         }
         put!(message_out, r.message_view(r.rd.messages.len() + index));
+        RAFTLET_OK
+    })
+}
+
+/// The number of all messages, those to send at once and then the
+/// persisted ones: what a synchronous host sends, in this order, once the
+/// ready's writes (and every earlier ready's) are durable (etcd's
+/// `Ready.Messages`). Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+/// RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_all_message_count(
+    ready: *const raftlet_ready,
+    count_out: *mut usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(count_out);
+        put!(
+            count_out,
+            r.rd.messages.len() + r.rd.persisted_messages.len()
+        );
+        RAFTLET_OK
+    })
+}
+
+/// Message `index` (0-based) of all messages: raftlet_ready_message for
+/// `index` below raftlet_ready_message_count, then the persisted ones.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE or
+/// RAFTLET_ERR_INVALID_ARG (index out of range).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_all_message(
+    ready: *const raftlet_ready,
+    index: usize,
+    message_out: *mut raftlet_message_view,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(message_out);
+        if index >= r.rd.messages.len() + r.rd.persisted_messages.len() {
+            return fail(RAFTLET_ERR_INVALID_ARG, "message index out of range");
+        }
+        put!(message_out, r.message_view(index));
         RAFTLET_OK
     })
 }

@@ -46,12 +46,26 @@ pub enum raftlet_result {
     RAFTLET_ERR_NO_LEADER = 15,
     /// The operation does not fit the node's state.
     RAFTLET_ERR_INVALID_STATE = 16,
+    /// A message from the network was refused before it reached the node:
+    /// an unknown message type, a term or index above 2^63 - 1, or a peer
+    /// message from an id that cannot be a member.
+    RAFTLET_ERR_INVALID_MESSAGE = 17,
     /// A required pointer argument was NULL.
     RAFTLET_ERR_NULL_ARG = 100,
     /// An argument was out of range or malformed.
     RAFTLET_ERR_INVALID_ARG = 101,
-    /// The ready handle was already advanced.
+    /// The ready was already advanced, or it is out of order: a later
+    /// ready of its node was already advanced (raftlet_node_advance,
+    /// raftlet_node_advance_append, raftlet_storage_append_ready) or
+    /// persisted to this storage (raftlet_storage_append_ready).
     RAFTLET_ERR_READY_STALE = 102,
+    /// The ready was handed out by another node (raftlet_node_advance,
+    /// raftlet_node_advance_append).
+    RAFTLET_ERR_READY_FOREIGN = 103,
+    /// The ready cannot be advanced: the node's storage lacks its entries
+    /// or snapshot, or those of an earlier ready it would cover (persist
+    /// them first).
+    RAFTLET_ERR_READY_NOT_PERSISTED = 104,
     /// A panic was caught inside the library; the node is poisoned.
     RAFTLET_PANIC = 200,
 }
@@ -97,6 +111,7 @@ pub(crate) fn from_error(e: &Error) -> raftlet_result {
         Error::TransferRefused(_) => RAFTLET_ERR_TRANSFER_REFUSED,
         Error::NoLeader => RAFTLET_ERR_NO_LEADER,
         Error::InvalidState(_) => RAFTLET_ERR_INVALID_STATE,
+        Error::InvalidMessage(_) => RAFTLET_ERR_INVALID_MESSAGE,
     };
     fail(code, e.to_string())
 }
@@ -131,9 +146,12 @@ pub extern "C" fn raftlet_result_str(code: u32) -> *const c_char {
         14 => b"RAFTLET_ERR_TRANSFER_REFUSED\0",
         15 => b"RAFTLET_ERR_NO_LEADER\0",
         16 => b"RAFTLET_ERR_INVALID_STATE\0",
+        17 => b"RAFTLET_ERR_INVALID_MESSAGE\0",
         100 => b"RAFTLET_ERR_NULL_ARG\0",
         101 => b"RAFTLET_ERR_INVALID_ARG\0",
         102 => b"RAFTLET_ERR_READY_STALE\0",
+        103 => b"RAFTLET_ERR_READY_FOREIGN\0",
+        104 => b"RAFTLET_ERR_READY_NOT_PERSISTED\0",
         200 => b"RAFTLET_PANIC\0",
         _ => b"RAFTLET_UNKNOWN\0",
     };

@@ -1,6 +1,9 @@
 //! `raftlet_storage`: the storage shared by a node and its host, in memory
 //! or on disk (storage_disk.rs opens the latter).
 
+use std::sync::atomic::Ordering;
+
+use parking_lot::Mutex;
 use raftlet_core::pb::{ConfState, Decode, Entry, HardState, Message, Snapshot};
 use raftlet_core::MemoryStorage;
 
@@ -16,12 +19,20 @@ use crate::result::{code, fail, from_error, raftlet_result, raftlet_result::*};
 /// before or after the node. Thread-safe (a lock inside).
 pub struct raftlet_storage {
     pub(crate) inner: AnyStorage,
+    /// The ready raftlet_storage_append_ready (or _append_readies)
+    /// persisted last, as (node generation, ready number); (0, 0) before
+    /// the first. Held across the whole append so that the check and the
+    /// write are one step.
+    pub(crate) appended: Mutex<(u64, u64)>,
 }
 
 impl raftlet_storage {
     /// A handle on `inner` (the one place that builds the struct).
     pub(crate) fn new(inner: AnyStorage) -> raftlet_storage {
-        raftlet_storage { inner }
+        raftlet_storage {
+            inner,
+            appended: Mutex::new((0, 0)),
+        }
     }
 }
 
@@ -55,16 +66,19 @@ pub unsafe extern "C" fn raftlet_storage_free(storage: *mut raftlet_storage) {
     if storage.is_null() {
         return;
     }
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let _ = crate::boundary::catch(|| {
         // SAFETY: from raftlet_storage_new_memory, freed once.
         drop(unsafe { Box::from_raw(storage) });
-    }));
+    });
 }
 
 /// Sets the configuration the storage reports at start (voters and
 /// learners), as a host does before creating the first node of a new
 /// cluster. `voters`/`learners` may be NULL when their count is 0.
-/// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED (an id of 0, UINT64_MAX or
+/// UINT64_MAX - 1, an id given twice, or a voter that is also a learner;
+/// the configuration held is kept).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_set_conf_state(
     storage: *mut raftlet_storage,
@@ -112,7 +126,8 @@ pub unsafe extern "C" fn raftlet_storage_set_hard_state(
 
 /// Appends one raftpb-encoded Entry (truncating any conflicting tail).
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+/// are not consecutive).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_append_entry(
     storage: *mut raftlet_storage,
@@ -130,11 +145,74 @@ pub unsafe extern "C" fn raftlet_storage_append_entry(
     })
 }
 
+/// Checks that `rd` may be persisted now to a storage that persisted the
+/// ready `appended` (node generation, ready number) last: it is not
+/// advanced nor covered by an advanced ready of its node, and it is newer
+/// than `appended` (readies persist in the order they were taken, each
+/// once, and never from an older node). Returns the pair to record once
+/// the write succeeds, or the error code and message (nothing written).
+pub(crate) fn check_ready_order(
+    rd: &raftlet_ready,
+    appended: (u64, u64),
+) -> Result<(u64, u64), (raftlet_result, String)> {
+    let number = rd.rd.number();
+    if rd.is_stale() {
+        return Err((
+            RAFTLET_ERR_READY_STALE,
+            format!("ready {number} was already advanced"),
+        ));
+    }
+    let done = rd.track.advanced.load(Ordering::Acquire);
+    if number <= done {
+        return Err((
+            RAFTLET_ERR_READY_STALE,
+            format!(
+                "ready {number} is covered by ready {done}, which its node already \
+                 advanced: persist readies in the order they were taken"
+            ),
+        ));
+    }
+    let this = (rd.generation(), number);
+    if this <= appended {
+        let why = if this.0 < appended.0 {
+            format!(
+                "ready {number} comes from a node older than the one whose ready {} \
+                 this storage persisted last",
+                appended.1
+            )
+        } else {
+            format!(
+                "ready {number} is not newer than ready {}, persisted before: \
+                 persist readies in the order they were taken, each once",
+                appended.1
+            )
+        };
+        return Err((RAFTLET_ERR_READY_STALE, why));
+    }
+    Ok(this)
+}
+
 /// Persists what a Ready asks for: its snapshot (if any), its entries and
 /// its hard state (if any), in that order. This is step 1 of the Ready loop
 /// for hosts that keep their log in this storage. Call it before
-/// raftlet_node_advance. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG,
-/// RAFTLET_ERR_READY_STALE (the ready was already advanced), or a storage code.
+/// raftlet_node_advance.
+///
+/// Readies must be persisted in the order they were taken, each once (see
+/// raftlet_node_ready). The storage remembers the last ready it persisted
+/// (its node and number) and refuses, with RAFTLET_ERR_READY_STALE and
+/// without writing anything, a ready that is not newer: the same ready
+/// again, an earlier ready of the same node, or a ready of a node created
+/// before that one (a node this storage was restarted from since). Also
+/// refused as stale: a ready that was advanced, or one covered by the
+/// advance of a later ready of its node. Persisting an old ready again
+/// would replace newer entries and roll back the hard state under the
+/// node. On an error nothing is written; a ready whose persistence failed
+/// must not be advanced, nor any later ready until it is persisted (the
+/// node would take its entries as durable, and fail with RAFTLET_PANIC
+/// when it reads them back).
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_READY_STALE, or a
+/// storage code (RAFTLET_ERR_UNAVAILABLE for entries that would leave a
+/// gap, RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_append_ready(
     storage: *mut raftlet_storage,
@@ -144,16 +222,36 @@ pub unsafe extern "C" fn raftlet_storage_append_ready(
         check_null!(storage, ready);
         // SAFETY: non-null handle from raftlet_node_ready.
         let rd = unsafe { &*ready };
-        if rd.is_stale() {
-            return fail(RAFTLET_ERR_READY_STALE, "the ready was already advanced");
+        let store = st(storage);
+        let mut appended = store.appended.lock();
+        let this = match check_ready_order(rd, *appended) {
+            Ok(this) => this,
+            Err((code, why)) => return fail(code, why),
+        };
+        if let Some(snap) = &rd.rd.snapshot {
+            // Entries that would not follow the snapshot fail after it is
+            // applied: refuse them first, so nothing is written on an error.
+            if let Some(first) = rd.rd.entries.first() {
+                if first.index > snap.metadata.index.saturating_add(1) {
+                    return fail(
+                        RAFTLET_ERR_UNAVAILABLE,
+                        "the ready's entries do not follow its snapshot",
+                    );
+                }
+            }
         }
-        code(&st(storage).inner.persist_ready(&rd.rd))
+        if let Err(e) = store.inner.persist_ready(&rd.rd) {
+            return from_error(&e);
+        }
+        *appended = this;
+        RAFTLET_OK
     })
 }
 
 /// Replaces the storage's contents with a raftpb-encoded Snapshot.
-/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
+/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE or RAFTLET_ERR_CONF_CHANGE_REFUSED
+/// (its configuration is invalid, as for raftlet_storage_set_conf_state).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_apply_snapshot(
     storage: *mut raftlet_storage,
@@ -196,7 +294,9 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot(
 
 /// Sets the configuration recorded with future snapshots (pass the
 /// ConfState returned by raftlet_node_apply_conf_change, raftpb-encoded).
-/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_DECODE.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
+/// RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid configuration, as for
+/// raftlet_storage_set_conf_state; the configuration held is kept).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_set_conf_state_encoded(
     storage: *mut raftlet_storage,
@@ -258,7 +358,8 @@ pub unsafe extern "C" fn raftlet_storage_bounds(
 /// encoder for), truncating any conflicting tail, in one call and one
 /// lock: either all entries are appended or, on an error, none.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE or
-/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index).
+/// RAFTLET_ERR_UNAVAILABLE (a gap after the last index, or entries that
+/// are not consecutive).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_append_entries(
     storage: *mut raftlet_storage,
@@ -282,8 +383,9 @@ pub unsafe extern "C" fn raftlet_storage_append_entries(
 /// to keep the configuration held (etcd `MemoryStorage.CreateSnapshot`
 /// with a nil ConfState). Nothing changes on an error.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_DECODE,
-/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED or
-/// RAFTLET_ERR_UNAVAILABLE.
+/// RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE, RAFTLET_ERR_COMPACTED,
+/// RAFTLET_ERR_UNAVAILABLE or RAFTLET_ERR_CONF_CHANGE_REFUSED (an invalid
+/// configuration, as for raftlet_storage_set_conf_state).
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_storage_create_snapshot_with_conf_state(
     storage: *mut raftlet_storage,

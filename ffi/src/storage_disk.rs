@@ -12,7 +12,7 @@ use raftlet_disk::{DiskStore, WriteBatch};
 use crate::any_storage::AnyStorage;
 use crate::ready::raftlet_ready;
 use crate::result::{fail, from_error, raftlet_result, raftlet_result::*};
-use crate::storage::raftlet_storage;
+use crate::storage::{check_ready_order, raftlet_storage};
 
 fn disk_failure(e: raftlet_disk::DiskError) -> raftlet_result {
     from_error(&e.into())
@@ -87,7 +87,10 @@ pub unsafe extern "C" fn raftlet_storage_open_group(
 /// `storages[i]` as raftlet_storage_append_ready would, all in one record,
 /// synced once if any of them must be. Every storage must be a group of
 /// the same durable store (raftlet_storage_open / _open_group). Nothing is
-/// written if any Ready does not fit its group's log. `count` 0 is a no-op.
+/// written if any Ready does not fit its group's log, or breaks the
+/// ready-order rules of raftlet_storage_append_ready (each against what its
+/// storage persisted last, or an earlier element of the same call).
+/// `count` 0 is a no-op.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_ARG (a
 /// memory storage, or groups of different stores), RAFTLET_ERR_READY_STALE,
 /// or a storage code.
@@ -109,20 +112,15 @@ pub unsafe extern "C" fn raftlet_storage_append_readies(
                 std::slice::from_raw_parts(readies, count),
             )
         };
-        let mut batch = WriteBatch::new();
         let mut store: Option<DiskStore> = None;
+        let mut pairs: Vec<(&raftlet_storage, &raftlet_disk::DiskGroup, &raftlet_ready)> =
+            Vec::with_capacity(count);
         for (i, (&s, &r)) in ss.iter().zip(rs).enumerate() {
             if s.is_null() || r.is_null() {
                 return fail(RAFTLET_ERR_NULL_ARG, format!("element {i} is NULL"));
             }
             // SAFETY: non-null handles from their constructors.
             let (s, r) = unsafe { (&*s, &*r) };
-            if r.is_stale() {
-                return fail(
-                    RAFTLET_ERR_READY_STALE,
-                    format!("ready {i} was already advanced"),
-                );
-            }
             let AnyStorage::Disk(d) = &s.inner else {
                 return fail(
                     RAFTLET_ERR_INVALID_ARG,
@@ -139,13 +137,45 @@ pub unsafe extern "C" fn raftlet_storage_append_readies(
                 }
                 Some(_) => {}
             }
+            pairs.push((s, d, r));
+        }
+        // The order checks of raftlet_storage_append_ready, for each
+        // element against what its storage persisted last (or the earlier
+        // element of this call on the same storage), with every storage's
+        // lock held across the write. The locks are taken once per storage,
+        // in address order, so that concurrent calls cannot deadlock.
+        let mut distinct: Vec<*const raftlet_storage> = pairs
+            .iter()
+            .map(|(s, _, _)| std::ptr::from_ref(*s))
+            .collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let mut guards: Vec<_> = distinct
+            .iter()
+            // SAFETY: the pointers come from the live handles above.
+            .map(|&p| unsafe { &*p }.appended.lock())
+            .collect();
+        let mut last: Vec<(u64, u64)> = guards.iter().map(|g| **g).collect();
+        let mut batch = WriteBatch::new();
+        for (i, (s, d, r)) in pairs.iter().enumerate() {
+            // Always found: `distinct` holds every storage of the call.
+            let (Ok(k) | Err(k)) = distinct.binary_search(&std::ptr::from_ref(*s));
+            match check_ready_order(r, last[k]) {
+                Ok(this) => last[k] = this,
+                Err((code, why)) => return fail(code, format!("element {i}: {why}")),
+            }
             if let Err(e) = batch.add_ready(d.id(), &r.rd) {
                 return disk_failure(e);
             }
         }
         match store.map(|s| s.write(&batch)) {
             Some(Err(e)) => disk_failure(e),
-            _ => RAFTLET_OK,
+            _ => {
+                for (g, l) in guards.iter_mut().zip(last) {
+                    **g = l;
+                }
+                RAFTLET_OK
+            }
         }
     })
 }

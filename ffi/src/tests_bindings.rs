@@ -280,6 +280,19 @@ fn storage_append_entries_is_all_or_nothing() {
             RAFTLET_ERR_UNAVAILABLE
         );
         assert_eq!(bounds(s), (1, 3));
+        // Entries that are not consecutive: nothing appended, no panic on
+        // an index that cannot be followed.
+        for bad in [
+            vec![Entry::new(1, 4, vec![]), Entry::new(1, 6, vec![])],
+            vec![Entry::new(1, u64::MAX, vec![]), Entry::new(1, 0, vec![])],
+        ] {
+            let buf = entries_message(bad);
+            assert_eq!(
+                raftlet_storage_append_entries(s, buf.as_ptr(), buf.len()),
+                RAFTLET_ERR_UNAVAILABLE
+            );
+            assert_eq!(bounds(s), (1, 3));
+        }
         // A conflicting tail is replaced.
         let tail = entries_message(vec![Entry::new(2, 3, vec![9]), Entry::new(2, 4, vec![9])]);
         assert_eq!(

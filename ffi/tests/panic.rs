@@ -424,3 +424,227 @@ fn result_names() {
     let unknown = unsafe { CStr::from_ptr(raftlet_result_str(12345)) };
     assert_eq!(unknown.to_str().unwrap(), "RAFTLET_UNKNOWN");
 }
+
+// ---------------------------------------------------------------------------
+// What a caught panic prints. Rust's default panic hook writes the message
+// to stderr; inside a raftlet export it must not (the host's stderr is not
+// ours), and with a log callback installed the message goes there. Each
+// case runs in a child process (this test binary again, running one of the
+// ignored `child_*` tests below) so that its stderr can be read whole.
+// ---------------------------------------------------------------------------
+
+/// Runs the ignored test `name` in a child process; returns whether it
+/// passed, its stdout and its stderr.
+fn run_child(name: &str) -> (bool, String, String) {
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args([
+            name,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run the test binary");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// One leader node, then a deliberate panic inside an export.
+fn panic_inside_an_export() {
+    let f = Fixture::new();
+    // SAFETY: live handles; the panic must not unwind out of the call.
+    unsafe {
+        assert_eq!(raftlet_node_campaign(f.node), RAFTLET_OK);
+        f.settle();
+        assert_eq!(raftlet_testing_panic(f.node), RAFTLET_PANIC);
+    }
+    assert!(
+        last_error().contains("deliberate panic"),
+        "{}",
+        last_error()
+    );
+}
+
+#[test]
+#[ignore = "a child process of a_caught_panic_prints_nothing"]
+fn child_panic_without_log_callback() {
+    panic_inside_an_export();
+    println!("CHILD-DONE");
+}
+
+#[test]
+fn a_caught_panic_prints_nothing() {
+    let (ok, out, err) = run_child("child_panic_without_log_callback");
+    assert!(
+        ok && out.contains("CHILD-DONE"),
+        "stdout: {out}\nstderr: {err}"
+    );
+    assert!(!err.contains("deliberate panic"), "stderr: {err}");
+    assert!(!err.contains("panicked"), "stderr: {err}");
+}
+
+/// The records the log callback of the child received.
+static LOGGED: std::sync::Mutex<Vec<(u32, u64, String)>> = std::sync::Mutex::new(Vec::new());
+
+unsafe extern "C" fn collect(
+    _user_data: *mut std::ffi::c_void,
+    level: u32,
+    node_id: u64,
+    message: *const u8,
+    message_len: usize,
+) {
+    // SAFETY: the library passes `message_len` bytes of UTF-8 at `message`.
+    let bytes = unsafe { std::slice::from_raw_parts(message, message_len) };
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    LOGGED.lock().unwrap().push((level, node_id, text));
+}
+
+#[test]
+#[ignore = "a child process of a_caught_panic_goes_to_the_log_callback"]
+fn child_panic_with_log_callback() {
+    // SAFETY: a valid callback; user data is unused.
+    let rc = unsafe { raftlet_set_log_callback(Some(collect), ptr::null_mut(), 2) };
+    assert_eq!(rc, RAFTLET_OK);
+    panic_inside_an_export();
+    // SAFETY: NULL removes the callback.
+    unsafe { raftlet_set_log_callback(None, ptr::null_mut(), 0) };
+    let logged = LOGGED.lock().unwrap().clone();
+    let hit = logged
+        .iter()
+        .find(|(_, _, m)| m.contains("deliberate panic"))
+        .unwrap_or_else(|| panic!("no panic record in {logged:?}"));
+    assert_eq!(hit.0, 3, "logged at level error");
+    assert!(hit.2.contains("panic inside raftlet at "), "{}", hit.2);
+    assert!(hit.2.contains("node.rs"), "names the location: {}", hit.2);
+    println!("CHILD-DONE");
+}
+
+#[test]
+fn a_caught_panic_goes_to_the_log_callback() {
+    let (ok, out, err) = run_child("child_panic_with_log_callback");
+    assert!(
+        ok && out.contains("CHILD-DONE"),
+        "stdout: {out}\nstderr: {err}"
+    );
+    assert!(!err.contains("deliberate panic"), "stderr: {err}");
+    assert!(!err.contains("panicked"), "stderr: {err}");
+}
+
+#[test]
+#[ignore = "a child process of panics_outside_raftlet_reach_the_host_hook"]
+fn child_host_hook() {
+    // A Rust host that installed its own hook before using raftlet.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .copied()
+            .unwrap_or("?");
+        eprintln!("HOST-HOOK: {msg}");
+    }));
+    panic_inside_an_export();
+    let r = std::panic::catch_unwind(|| panic!("the host's own panic"));
+    assert!(r.is_err());
+    println!("CHILD-DONE");
+}
+
+#[test]
+fn panics_outside_raftlet_reach_the_host_hook() {
+    let (ok, out, err) = run_child("child_host_hook");
+    assert!(
+        ok && out.contains("CHILD-DONE"),
+        "stdout: {out}\nstderr: {err}"
+    );
+    // The host's panic went to the host's hook, raftlet's to nobody.
+    assert!(
+        err.contains("HOST-HOOK: the host's own panic"),
+        "stderr: {err}"
+    );
+    assert!(!err.contains("deliberate panic"), "stderr: {err}");
+    assert_eq!(err.matches("HOST-HOOK").count(), 1, "stderr: {err}");
+}
+
+#[test]
+#[ignore = "a child process of panics_outside_raftlet_keep_the_default_hook"]
+fn child_default_hook() {
+    panic_inside_an_export();
+    let r = std::panic::catch_unwind(|| panic!("the host's own panic"));
+    assert!(r.is_err());
+    println!("CHILD-DONE");
+}
+
+#[test]
+fn panics_outside_raftlet_keep_the_default_hook() {
+    let (ok, out, err) = run_child("child_default_hook");
+    assert!(
+        ok && out.contains("CHILD-DONE"),
+        "stdout: {out}\nstderr: {err}"
+    );
+    assert!(err.contains("the host's own panic"), "stderr: {err}");
+    assert!(err.contains("panicked"), "stderr: {err}");
+    assert!(!err.contains("deliberate panic"), "stderr: {err}");
+}
+
+#[test]
+fn a_ready_of_a_freed_node_is_refused_by_a_node_at_the_same_address() {
+    // SAFETY: valid handles and out-pointers; the ready outlives its node,
+    // which the header allows.
+    unsafe {
+        let f = Fixture::new();
+        assert_eq!(raftlet_node_campaign(f.node), RAFTLET_OK);
+        let mut rd = ptr::null_mut();
+        assert_eq!(raftlet_node_ready(f.node, &mut rd), RAFTLET_OK);
+        let old = f.node as usize;
+        let storage = f.storage;
+        // Free the node, keep its storage for the next ones.
+        raftlet_node_free(f.node);
+        std::mem::forget(f);
+        let mut cfg = ptr::null_mut();
+        assert_eq!(raftlet_config_new(1, &mut cfg), RAFTLET_OK);
+        let mut nodes = Vec::new();
+        let mut reused = 0;
+        for _ in 0..16 {
+            let mut n = ptr::null_mut();
+            assert_eq!(raftlet_node_new(cfg, storage, &mut n), RAFTLET_OK);
+            reused += usize::from(n as usize == old);
+            let mut before = raftlet_status::default();
+            assert_eq!(raftlet_node_status(n, &mut before), RAFTLET_OK);
+            assert_eq!(raftlet_node_advance(n, rd), RAFTLET_ERR_READY_FOREIGN);
+            assert_eq!(
+                raftlet_node_advance_append(n, rd),
+                RAFTLET_ERR_READY_FOREIGN
+            );
+            let mut after = raftlet_status::default();
+            assert_eq!(raftlet_node_status(n, &mut after), RAFTLET_OK);
+            assert_eq!(
+                (before.term, before.vote, before.commit, before.role),
+                (after.term, after.vote, after.commit, after.role)
+            );
+            nodes.push(n);
+        }
+        eprintln!("{reused} of 16 new nodes took the freed node's address");
+        // The ready is still readable; a new node's own Ready loop works.
+        let mut count = 99;
+        assert_eq!(raftlet_ready_message_count(rd, &mut count), RAFTLET_OK);
+        raftlet_ready_free(rd);
+        let last = Fixture {
+            storage,
+            node: nodes.pop().unwrap(),
+        };
+        for n in nodes {
+            raftlet_node_free(n);
+        }
+        raftlet_config_free(cfg);
+        assert_eq!(raftlet_node_campaign(last.node), RAFTLET_OK);
+        last.settle();
+        let mut st = raftlet_status::default();
+        assert_eq!(raftlet_node_status(last.node, &mut st), RAFTLET_OK);
+        assert_eq!(st.role, 2);
+    }
+}

@@ -61,6 +61,9 @@ impl Cluster {
         let mut nodes = Vec::new();
         for id in 1..=3u64 {
             let mut c = Config::new(id);
+            // A fixed seed: seed 0 would draw from the OS, and an input
+            // must replay the same run to reproduce a crash.
+            c.seed = id;
             c.pre_vote = flags & 1 != 0;
             c.check_quorum = flags & 2 != 0;
             if c.check_quorum && flags & 4 != 0 {
@@ -71,7 +74,7 @@ impl Cluster {
                 c.max_inflight_msgs = 1;
             }
             c.max_learners = 2;
-            let storage = MemoryStorage::new_with_conf_state(cs.clone());
+            let storage = MemoryStorage::new_with_conf_state(cs.clone()).ok()?;
             let rn = RawNode::new(&c, storage.clone()).ok()?;
             nodes.push(Node {
                 rn,
@@ -128,7 +131,11 @@ impl Cluster {
             ) {
                 if let Ok(cc) = ConfChangeI::from_entry(e) {
                     if let Ok(cs) = n.rn.apply_conf_change(&cc) {
-                        n.storage.wl().set_conf_state(cs);
+                        // An applied configuration is always valid.
+                        n.storage
+                            .wl()
+                            .set_conf_state(cs)
+                            .expect("applied configuration refused by the storage");
                     }
                 }
             }

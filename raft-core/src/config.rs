@@ -1,6 +1,9 @@
 //! [`Config`]: the parameters of one Raft node, with etcd's defaults, and
 //! [`Config::validate`].
 
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+
 use crate::errors::{Error, Result};
 
 /// How linearizable reads are served (etcd `ReadOnlyOption`).
@@ -70,13 +73,54 @@ pub struct Config {
     pub promote_max_lag: u64,
     /// The most learners the configuration may hold.
     pub max_learners: usize,
-    /// The seed of the election-timeout RNG; 0 derives one from `id`.
+    /// The seed of the election-timeout RNG. 0 (the default) draws a fresh
+    /// seed from the operating system each time a node is created, so a
+    /// restarted node does not repeat its earlier timeouts and nodes do not
+    /// share a sequence (etcd draws from the OS too). Any other value makes
+    /// the timeouts a pure function of it: tests and simulators set one to
+    /// replay a run.
     pub seed: u64,
     /// Whether the leader coalesces the appends of proposals made between
     /// two Readies into one message per peer (default on). Off, every
     /// proposal sends its own append at once, as etcd raft does; the
     /// replicated log and commit behaviour are the same either way.
     pub coalesce_appends: bool,
+    /// Whether [`crate::RawNode::add_member`] adds a new member as a learner
+    /// (default on), to be promoted once it has caught up. Off, it adds a
+    /// voter at once, as etcd's `AddNode` does: a member that never answers
+    /// (a wrong address, etcd's learner design, figures 8 and 9) then
+    /// counts in the quorum from the moment the change applies.
+    pub learner_first: bool,
+    /// Whether the leader promotes learners by itself (default off) once
+    /// each promotion threshold holds: within [`Config::promote_max_lag`]
+    /// entries (a lagging voter would stall commits), active in
+    /// [`Config::promote_min_active_rounds`] consecutive check-quorum rounds
+    /// (a voter that does not answer weakens the quorum), not being sent a
+    /// snapshot (it could not acknowledge entries yet), and no other
+    /// configuration change pending (one change at a time). Requires
+    /// `check_quorum`: activity is measured in its rounds.
+    pub auto_promote: bool,
+    /// Consecutive check-quorum rounds (each `election_tick` ticks) a learner
+    /// must have answered the leader in before it is promoted automatically
+    /// or as a standby (default 3, at least 1). A learner that flaps is
+    /// never promoted: one silent round starts the count again.
+    pub promote_min_active_rounds: u32,
+    /// Whether the leader replaces a voter that stopped answering with a
+    /// caught-up learner (a standby; default off): once a voter has been
+    /// silent for [`Config::standby_dead_rounds`] consecutive check-quorum
+    /// rounds while the rest still form a quorum, the leader proposes one
+    /// joint change that promotes the standby and demotes the silent voter
+    /// to learner, so the number of voters and the quorum size stay the
+    /// same. Requires `check_quorum`.
+    pub standby_promotion: bool,
+    /// Consecutive silent check-quorum rounds after which a voter counts
+    /// as failed for [`Config::standby_promotion`] (default 3, at least 2,
+    /// so that one lost round never swaps a voter out).
+    pub standby_dead_rounds: u32,
+    /// Whether a learner forwards proposals to the leader (default on, as
+    /// etcd does) or refuses them with [`crate::Error::ProposalDropped`]
+    /// (a read-only learner that must never originate a write).
+    pub learner_forwards_proposals: bool,
 }
 
 impl Default for Config {
@@ -101,6 +145,12 @@ impl Default for Config {
             max_learners: 1,
             seed: 0,
             coalesce_appends: true,
+            learner_first: true,
+            auto_promote: false,
+            promote_min_active_rounds: 3,
+            standby_promotion: false,
+            standby_dead_rounds: 3,
+            learner_forwards_proposals: true,
         }
     }
 }
@@ -160,7 +210,35 @@ impl Config {
         if self.read_only_option == ReadOnlyOption::LeaseBased && !self.check_quorum {
             return bad("read_only_option LeaseBased requires check_quorum to be true");
         }
+        if self.auto_promote && !self.check_quorum {
+            return bad("auto_promote requires check_quorum to be true (activity is measured in its rounds)");
+        }
+        if self.standby_promotion && !self.check_quorum {
+            return bad("standby_promotion requires check_quorum to be true (failures are measured in its rounds)");
+        }
+        if self.promote_min_active_rounds == 0 {
+            return bad("promote_min_active_rounds must be at least 1");
+        }
+        if self.standby_dead_rounds < 2 {
+            return bad("standby_dead_rounds must be at least 2");
+        }
         Ok(())
+    }
+
+    /// The seed the election-timeout RNG starts from: `seed`, or for 0 one
+    /// drawn from the operating system.
+    ///
+    /// std's `RandomState` carries keys the OS provided (once per thread;
+    /// each later `RandomState` differs from the previous one), so hashing
+    /// the id with a fresh one gives a seed that differs across processes,
+    /// restarts and nodes without a dependency on a random-number crate.
+    pub(crate) fn election_seed(&self) -> u64 {
+        if self.seed != 0 {
+            return self.seed;
+        }
+        let mut h = RandomState::new().build_hasher();
+        h.write_u64(self.id);
+        h.finish()
     }
 
     /// The effective byte limit of committed entries per Ready.

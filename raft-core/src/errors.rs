@@ -81,6 +81,12 @@ pub enum Error {
     /// The operation is not valid in the node's current state (for example
     /// bootstrapping a non-empty storage).
     InvalidState(String),
+    /// A message from the network was refused before it was stepped: its
+    /// type is unknown, a term or index in it is above
+    /// [`crate::MAX_TERM_OR_INDEX`], or a peer message does not come from a
+    /// member id; the sentence names the field (see
+    /// [`crate::validate::check_message`]). Nothing in the node changed.
+    InvalidMessage(String),
 }
 
 impl std::fmt::Display for Error {
@@ -107,6 +113,7 @@ impl std::fmt::Display for Error {
             Error::TransferRefused(s) => write!(f, "raft: leader transfer refused: {s}"),
             Error::NoLeader => f.write_str("raft: no leader"),
             Error::InvalidState(s) => write!(f, "raft: {s}"),
+            Error::InvalidMessage(s) => write!(f, "raft: invalid message: {s}"),
         }
     }
 }

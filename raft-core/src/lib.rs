@@ -18,6 +18,8 @@
 //! 2. **Send** `messages` at any time, even before or while persisting, and
 //!    `persisted_messages` only once the write of this Ready and of every
 //!    earlier one is durable.
+//!    A host that sends only after the write can take both in one list
+//!    with [`Ready::take_all_messages`] (etcd's `Ready.Messages`).
 //! 3. **Apply** `committed_entries` in order to the state machine. For a
 //!    conf-change entry, call [`RawNode::apply_conf_change`].
 //! 4. **Advance**: pass the Ready back with [`RawNode::advance`]. Only then
@@ -57,7 +59,7 @@
 //! use raftlet::{Config, MemoryStorage, RawNode, StateRole};
 //!
 //! // A storage shared by the node and the host (a cheap handle).
-//! let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]));
+//! let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]))?;
 //! let mut node = RawNode::new(&Config::new(1), storage.clone())?;
 //!
 //! // The host's state machine: here, just the applied payloads.
@@ -115,6 +117,48 @@
 //! started either by giving every node a storage that already holds the
 //! initial [`pb::ConfState`] (as above), or with [`RawNode::bootstrap`].
 //!
+//! Election timeouts are drawn from `[election_tick, 2 * election_tick)`
+//! with a seed from the OS ([`Config::seed`] 0, the default); set a seed
+//! to replay a run.
+//!
+//! ## Starting as etcd nodes start
+//!
+//! etcd's own test environments (and hosts that mix raftlet and etcd raft
+//! nodes) start every member from a snapshot at index 1, term 1, that
+//! holds the initial configuration, with `applied` at 1: all members then
+//! share the same log base and the first leader's entries start at
+//! index 2. raftlet starts from such a storage as etcd does:
+//!
+//! ```
+//! use raftlet::pb::{ConfState, Snapshot, SnapshotMetadata};
+//! use raftlet::{Config, MemoryStorage, RawNode, StateRole, Storage as _};
+//!
+//! let storage = MemoryStorage::new();
+//! storage.wl().apply_snapshot(Snapshot {
+//!     metadata: SnapshotMetadata {
+//!         conf_state: ConfState::from_voters(vec![1]), // every member, on every node
+//!         index: 1,
+//!         term: 1,
+//!     },
+//!     ..Snapshot::default()
+//! })?;
+//! let mut config = Config::new(1);
+//! config.applied = 1;
+//! let mut node = RawNode::new(&config, storage.clone())?;
+//! node.campaign()?;
+//! while node.has_ready() {
+//!     let rd = node.ready();
+//!     storage.wl().append(&rd.entries)?;
+//!     if let Some(hs) = rd.hard_state {
+//!         storage.wl().set_hard_state(hs);
+//!     }
+//!     node.advance(rd);
+//! }
+//! assert_eq!(node.basic_status().soft_state.raft_state, StateRole::Leader);
+//! assert_eq!(storage.last_index()?, 2, "the leader's first entry follows the snapshot");
+//! # Ok::<(), raftlet::Error>(())
+//! ```
+//!
 //! # Learners
 //!
 //! A learner receives every entry and snapshot but never counts towards
@@ -140,12 +184,14 @@ mod status;
 mod storage;
 pub mod tracker;
 mod types;
+pub mod validate;
 
 pub use config::{Config, ReadOnlyOption};
 pub use errors::{Error, Result, StorageError};
 #[cfg(feature = "bug-injection")]
 pub use raft::Bugs;
-pub use raft::{ReadState, SoftState, StateRole, INVALID_ID};
-pub use raw_node::{RawNode, Ready, SnapshotStatus};
-pub use status::{BasicStatus, Status};
+pub use raft::{MembershipEvent, NotPromotable, ReadState, SoftState, StateRole, INVALID_ID};
+pub use raw_node::{LocalRead, RawNode, Ready, SnapshotStatus};
+pub use status::{BasicStatus, LearnerStatus, Status};
 pub use storage::{MemoryStorage, MemoryStorageCore, RaftState, Storage};
+pub use validate::MAX_TERM_OR_INDEX;

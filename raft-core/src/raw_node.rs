@@ -14,10 +14,11 @@ use crate::pb::{
     ConfChange, ConfChangeI, ConfChangeType, ConfState, Entry, HardState, Message, MessageType,
     Snapshot,
 };
-use crate::raft::{Raft, ReadState, SoftState, StateRole, INVALID_ID};
+use crate::raft::{MembershipEvent, Raft, ReadState, SoftState, StateRole, INVALID_ID};
 use crate::status::{BasicStatus, Status};
 use crate::storage::Storage;
 use crate::types::EntryId;
+use crate::validate::{self, MAX_TERM_OR_INDEX};
 
 /// The outcome of sending a snapshot, reported by the host with
 /// [`RawNode::report_snapshot`].
@@ -71,12 +72,43 @@ pub struct Ready {
     /// Whether the write of this Ready must be synced to disk: true when it
     /// holds entries or changes the term or vote.
     pub must_sync: bool,
+    /// Membership changes the leader proposed by itself since the last
+    /// Ready (automatic promotion, standby swaps), for the host to log;
+    /// their entries are among `entries`.
+    pub membership_events: Vec<MembershipEvent>,
 }
 
 impl Ready {
     /// The sequence number of this Ready (1 for the first of a node).
     pub fn number(&self) -> u64 {
         self.number
+    }
+
+    /// Takes every message of this Ready, `messages` first and then
+    /// `persisted_messages`, leaving both empty: the one list a synchronous
+    /// host sends once the write of this Ready (and of every earlier one)
+    /// is durable, as etcd's `Ready.Messages`. Hosts that send `messages`
+    /// before or while they persist read the two fields instead.
+    ///
+    /// ```
+    /// # use raftlet::pb::ConfState;
+    /// # use raftlet::{Config, MemoryStorage, RawNode};
+    /// let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]))?;
+    /// let mut node = RawNode::new(&Config::new(1), storage.clone())?;
+    /// node.campaign()?;
+    /// let mut rd = node.ready();
+    /// // ... persist rd.entries and rd.hard_state ...
+    /// for m in rd.take_all_messages() {
+    ///     assert_eq!(m.msg_type, raftlet::pb::MessageType::MsgPreVote); // send m to m.to
+    /// }
+    /// assert!(rd.messages.is_empty() && rd.persisted_messages.is_empty());
+    /// node.advance(rd);
+    /// # Ok::<(), raftlet::Error>(())
+    /// ```
+    pub fn take_all_messages(&mut self) -> Vec<Message> {
+        let mut all = std::mem::take(&mut self.messages);
+        all.append(&mut self.persisted_messages);
+        all
     }
 
     /// Whether the Ready holds nothing to persist, send or apply.
@@ -89,6 +121,7 @@ impl Ready {
             && self.committed_entries.is_empty()
             && self.messages.is_empty()
             && self.persisted_messages.is_empty()
+            && self.membership_events.is_empty()
     }
 }
 
@@ -155,6 +188,8 @@ pub struct RawNode<S: Storage> {
     /// Batches of committed entries handed out and not yet applied:
     /// (last index, encoded size), oldest first.
     applying: SmallQueue<(u64, u64)>,
+    /// Whether [`RawNode::add_member`] adds learners ([`Config::learner_first`]).
+    learner_first: bool,
     /// Emptied entry vectors of advanced Readies, reused by the next ones.
     spare_entries: Vec<Vec<Entry>>,
     /// Emptied vectors of self-addressed messages, reused by the next Readies.
@@ -182,6 +217,7 @@ impl<S: Storage> RawNode<S> {
             last_number: 0,
             records: SmallQueue::default(),
             applying: SmallQueue::default(),
+            learner_first: config.learner_first,
             spare_entries: Vec::new(),
             spare_messages: Vec::new(),
         })
@@ -192,8 +228,15 @@ impl<S: Storage> RawNode<S> {
     /// entries appear in the next Ready (to persist and apply) like any
     /// other (etcd `RawNode.Bootstrap`).
     ///
+    /// Everything is checked first: a refused bootstrap leaves the node and
+    /// its storage untouched (no entry, no hard state, no Ready), so the
+    /// host may retry with corrected arguments.
+    ///
     /// # Errors
-    /// [`Error::InvalidState`] when there are no voters or the storage is not empty.
+    /// [`Error::InvalidState`] when there are no voters or the storage is
+    /// not empty; [`Error::ConfChangeRefused`] when an id is not a member
+    /// id (0, `u64::MAX`, `u64::MAX - 1`), appears twice, or is both a
+    /// voter and a learner.
     pub fn bootstrap(&mut self, voters: &[u64], learners: &[u64]) -> Result<()> {
         if voters.is_empty() {
             return Err(Error::InvalidState(
@@ -205,6 +248,11 @@ impl<S: Storage> RawNode<S> {
                 "can't bootstrap a nonempty Storage".into(),
             ));
         }
+        validate::check_conf_state(&ConfState {
+            voters: voters.to_vec(),
+            learners: learners.to_vec(),
+            ..ConfState::default()
+        })?;
         // The hard state is reported in the next Ready even if it equals the
         // empty one, so hosts persist the initial term.
         self.prev_hard_state = HardState::default();
@@ -256,8 +304,21 @@ impl<S: Storage> RawNode<S> {
     /// Makes this node campaign at once (it becomes a (pre-)candidate).
     ///
     /// # Errors
-    /// Never fails today; kept fallible to match etcd's signature.
+    /// [`Error::InvalidState`] when the node's term or last index has
+    /// reached [`crate::MAX_TERM_OR_INDEX`]: a campaign would take the term
+    /// (or the new leader's first entry) past it, so the node never
+    /// campaigns again (no honest cluster gets there; see
+    /// [`crate::validate`]).
     pub fn campaign(&mut self) -> Result<()> {
+        if self.raft.term >= MAX_TERM_OR_INDEX
+            || self.raft.raft_log.last_index() >= MAX_TERM_OR_INDEX
+        {
+            return Err(Error::InvalidState(format!(
+                "term {} or last index {} is at the limit {MAX_TERM_OR_INDEX}; cannot campaign",
+                self.raft.term,
+                self.raft.raft_log.last_index()
+            )));
+        }
         self.raft
             .step(Message::new(MessageType::MsgHup, INVALID_ID, INVALID_ID))
     }
@@ -304,9 +365,15 @@ impl<S: Storage> RawNode<S> {
     /// # Errors
     /// As [`RawNode::propose`], plus [`Error::ConfChangeRefused`],
     /// [`Error::PromotionNotReady`] and [`Error::TooManyLearners`] when the
-    /// leader refuses the change; nothing is appended then.
+    /// leader refuses the change; nothing is appended then. A change of an
+    /// unknown type or transition, or naming a node id that is not a member
+    /// id (0, `u64::MAX`, `u64::MAX - 1`), is refused with
+    /// [`Error::ConfChangeRefused`] on every node, before it is forwarded
+    /// (see [`crate::validate::check_conf_change`]).
     pub fn propose_conf_change(&mut self, cc: impl Into<ConfChangeI>) -> Result<()> {
-        let (t, data) = cc.into().to_entry_parts();
+        let cc = cc.into();
+        validate::check_conf_change(&cc)?;
+        let (t, data) = cc.to_entry_parts();
         let mut m = Message::new(MessageType::MsgProp, self.raft.id, INVALID_ID);
         m.entries.push(Entry {
             entry_type: t,
@@ -316,12 +383,106 @@ impl<S: Storage> RawNode<S> {
         self.raft.step(m)
     }
 
+    /// Proposes adding member `id` (with the host's `context`, for example
+    /// its address): as a learner when [`Config::learner_first`] is on (the
+    /// default), to be promoted once it has caught up (by the host, or by
+    /// the leader with [`Config::auto_promote`]); as a voter otherwise.
+    ///
+    /// A learner added first never changes the quorum: a member that never
+    /// answers (a wrong address) can be removed again without the cluster
+    /// losing availability.
+    ///
+    /// # Errors
+    /// [`Error::ConfChangeRefused`] when `id` is already a voter or a
+    /// learner, and the errors of [`RawNode::propose_conf_change`].
+    pub fn add_member(&mut self, id: u64, context: impl Into<Bytes>) -> Result<()> {
+        let cfg = &self.raft.trk.config;
+        if cfg.voters.contains(id) || cfg.learners.contains(&id) || cfg.learners_next.contains(&id)
+        {
+            return Err(Error::ConfChangeRefused(format!(
+                "{id} is already a member of the configuration"
+            )));
+        }
+        let change_type = if self.learner_first {
+            ConfChangeType::ConfChangeAddLearnerNode
+        } else {
+            ConfChangeType::ConfChangeAddNode
+        };
+        self.propose_conf_change(ConfChange {
+            change_type,
+            node_id: id,
+            context: Some(context.into()),
+            ..ConfChange::default()
+        })
+    }
+
+    /// Turns automatic promotion ([`Config::auto_promote`]) on or off at
+    /// run time; off, a promotion already proposed still takes effect.
+    ///
+    /// # Errors
+    /// [`Error::ConfigInvalid`] when turning it on without check-quorum.
+    pub fn set_auto_promote(&mut self, on: bool) -> Result<()> {
+        if on && !self.raft.check_quorum {
+            return Err(Error::ConfigInvalid(
+                "auto_promote requires check_quorum to be true".into(),
+            ));
+        }
+        self.raft.membership.auto_promote = on;
+        Ok(())
+    }
+
+    /// Turns standby promotion ([`Config::standby_promotion`]) on or off at
+    /// run time.
+    ///
+    /// # Errors
+    /// [`Error::ConfigInvalid`] when turning it on without check-quorum.
+    pub fn set_standby_promotion(&mut self, on: bool) -> Result<()> {
+        if on && !self.raft.check_quorum {
+            return Err(Error::ConfigInvalid(
+                "standby_promotion requires check_quorum to be true".into(),
+            ));
+        }
+        self.raft.membership.standby_promotion = on;
+        Ok(())
+    }
+
+    /// A weak (local) read: what this node's state machine may serve at
+    /// once, without asking the leader. The host serves the read from its
+    /// state applied up to `applied`; `commit` is the highest index this
+    /// node knows committed, so `commit - applied` is how far behind the
+    /// answer may be even by this node's knowledge (the leader may know
+    /// more). For a read that reflects every write acknowledged before it
+    /// began, use [`RawNode::read_index`] (on a learner too: the request is
+    /// forwarded to the leader) and serve it once applied up to the index
+    /// in the [`ReadState`].
+    pub fn read_local(&self) -> LocalRead {
+        LocalRead {
+            applied: self.raft.raft_log.applied,
+            commit: self.raft.raft_log.committed,
+            leader: self.raft.lead,
+        }
+    }
+
     /// Applies a committed configuration change and returns the new
     /// configuration, which the host should persist with its snapshot.
     ///
+    /// A raftlet leader only appends changes that pass
+    /// [`crate::validate::check_conf_change`], but an etcd leader appends
+    /// whatever it is given, so a committed change may still be one no
+    /// node can apply: of an unknown type or transition, naming `u64::MAX`
+    /// or `u64::MAX - 1`, or not fitting the configuration (removing the
+    /// last voter, changing two voters without joint consensus, ...). Such
+    /// a change returns an error and leaves the configuration as it was;
+    /// the node keeps working (it applies later entries, campaigns and
+    /// votes as before). etcd hosts panic there; a raftlet host should log
+    /// the error and treat the entry as a no-op, which every raftlet node
+    /// does identically, since they all hold the same configuration when
+    /// they apply it. (A change of node 0 is skipped, not refused: etcd
+    /// hosts zero the id of a change they decided not to apply.)
+    ///
     /// # Errors
-    /// [`Error::ConfChangeRefused`] when the change is not valid for the
-    /// current configuration (the configuration is left unchanged).
+    /// [`Error::ConfChangeRefused`] when the change cannot be applied (the
+    /// configuration is left unchanged).
     pub fn apply_conf_change(&mut self, cc: &ConfChangeI) -> Result<ConfState> {
         self.raft.apply_conf_change(&cc.as_v2())
     }
@@ -334,9 +495,14 @@ impl<S: Storage> RawNode<S> {
     /// and [`Error::TransferRefused`] are for the local callers of
     /// [`RawNode::read_index`] and [`RawNode::transfer_leader`].
     ///
+    /// Every refusal happens before anything in the node changes.
+    ///
     /// # Errors
     /// [`Error::StepLocalMsg`] for local-only message types, and for peer
     /// messages that claim to come from this node itself or carry no term,
+    /// [`Error::InvalidMessage`] for a message of an unknown type, with a
+    /// term or index above [`crate::MAX_TERM_OR_INDEX`], or otherwise
+    /// malformed (see [`crate::validate::check_message`]),
     /// [`Error::StepPeerNotFound`] for responses from unknown peers, and
     /// [`Error::ProposalDropped`] for a forwarded proposal that is dropped.
     pub fn step(&mut self, m: Message) -> Result<()> {
@@ -349,6 +515,7 @@ impl<S: Storage> RawNode<S> {
         if sent_by_peer(m.msg_type) && (m.from == self.raft.id || m.term == 0) {
             return Err(Error::StepLocalMsg);
         }
+        validate::check_message(&m)?;
         if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {
             return Err(Error::StepPeerNotFound);
         }
@@ -434,6 +601,7 @@ impl<S: Storage> RawNode<S> {
             || r.raft_log.has_next_unstable_ents()
             || r.raft_log.has_next_committed_ents(true)
             || !r.read_states.is_empty()
+            || !r.membership_events.is_empty()
     }
 
     /// Takes the next batch of work. Every Ready must be passed back to
@@ -472,11 +640,16 @@ impl<S: Storage> RawNode<S> {
             // it in its term, which stays true if we later forget the term:
             // we never voted in it durably, and its leader won it with a
             // quorum of durable votes).
+            #[cfg(feature = "bug-injection")]
+            let vote_early = r.bugs.vote_request_early;
+            #[cfg(not(feature = "bug-injection"))]
+            let vote_early = false;
             let (early, late): (Vec<Message>, Vec<Message>) = messages.into_iter().partition(|m| {
                 matches!(
                     m.msg_type,
                     MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
                 ) || m.term == 0
+                    || (vote_early && m.msg_type == MessageType::MsgVote)
             });
             messages = early;
             persisted_messages = late;
@@ -497,6 +670,7 @@ impl<S: Storage> RawNode<S> {
             r.msgs_after_append = after;
         }
         let read_states = std::mem::take(&mut r.read_states);
+        let membership_events = std::mem::take(&mut r.membership_events);
         // As etcd (newStorageAppendRespMsg): attest the whole unstable log,
         // not just this Ready's entries, so that a Ready without entries
         // can still release entries whose own report was ignored below.
@@ -547,6 +721,7 @@ impl<S: Storage> RawNode<S> {
             messages,
             persisted_messages,
             must_sync,
+            membership_events,
         }
     }
 
@@ -711,6 +886,17 @@ impl<S: Storage> RawNode<S> {
     pub fn bugs_mut(&mut self) -> &mut crate::raft::Bugs {
         &mut self.raft.bugs
     }
+}
+
+/// The answer to [`RawNode::read_local`]: how stale a weak read may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalRead {
+    /// The last index the host reported applied: the state a weak read sees.
+    pub applied: u64,
+    /// The highest index this node knows committed.
+    pub commit: u64,
+    /// The leader this node knows (0 for none).
+    pub leader: u64,
 }
 
 /// A FIFO queue that holds its first element inline and allocates only

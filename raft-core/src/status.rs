@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::pb::HardState;
-use crate::raft::{Raft, SoftState, StateRole};
+use crate::raft::{NotPromotable, Raft, SoftState, StateRole};
 use crate::storage::Storage;
+use crate::tracker::ProgressState;
 use crate::tracker::{Config as TrackerConfig, Progress};
 
 /// A cheap snapshot of a node's state.
@@ -47,6 +48,27 @@ pub struct Status {
     pub config: TrackerConfig,
     /// Every peer's progress, by id; empty unless this node leads.
     pub progress: BTreeMap<u64, Progress>,
+    /// Every learner of the configuration as the leader sees it; empty
+    /// unless this node leads.
+    pub learners: Vec<LearnerStatus>,
+}
+
+/// A learner as the leader sees it: how far behind, how active, and
+/// whether it could be promoted now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LearnerStatus {
+    /// The learner's id.
+    pub id: u64,
+    /// Entries behind the leader's last index.
+    pub lag: u64,
+    /// Whether it answered in the current check-quorum round.
+    pub recent_active: bool,
+    /// Consecutive check-quorum rounds it answered in.
+    pub active_rounds: u16,
+    /// How the leader replicates to it.
+    pub state: ProgressState,
+    /// `None` when it could be promoted now, else why not.
+    pub not_promotable: Option<NotPromotable>,
 }
 
 impl Status {
@@ -61,10 +83,32 @@ impl Status {
         } else {
             BTreeMap::new()
         };
+        let learners = if basic.soft_state.raft_state == StateRole::Leader {
+            let last = r.raft_log.last_index();
+            r.trk
+                .config
+                .learners
+                .iter()
+                .filter_map(|&id| {
+                    let pr = r.trk.get(id)?;
+                    Some(LearnerStatus {
+                        id,
+                        lag: last.saturating_sub(pr.matched),
+                        recent_active: pr.recent_active,
+                        active_rounds: pr.active_rounds,
+                        state: pr.state,
+                        not_promotable: r.promotion_blocker(id),
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Status {
             basic,
             config: r.trk.config.clone(),
             progress,
+            learners,
         }
     }
 

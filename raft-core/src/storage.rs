@@ -8,6 +8,9 @@ use bytes::Bytes;
 use crate::errors::{Result, StorageError};
 use crate::log::size_limited_len;
 use crate::pb::{ConfState, Entry, HardState, Snapshot};
+use crate::validate::check_conf_state;
+#[cfg(doc)]
+use crate::Error;
 
 /// The persisted state a node starts from: its [`HardState`] and the
 /// configuration it last saved.
@@ -109,16 +112,23 @@ impl MemoryStorage {
     }
 
     /// An empty storage whose [`Storage::initial_state`] reports `cs`.
-    pub fn new_with_conf_state(cs: ConfState) -> Self {
+    ///
+    /// # Errors
+    /// [`Error::ConfChangeRefused`] for a configuration no node can start
+    /// from (see [`MemoryStorageCore::set_conf_state`]).
+    pub fn new_with_conf_state(cs: ConfState) -> Result<Self> {
         let s = Self::new();
-        s.initialize_with_conf_state(cs);
-        s
+        s.initialize_with_conf_state(cs)?;
+        Ok(s)
     }
 
     /// Sets the configuration that [`Storage::initial_state`] reports (see
     /// [`MemoryStorageCore::set_conf_state`]).
-    pub fn initialize_with_conf_state(&self, cs: ConfState) {
-        self.wl().set_conf_state(cs);
+    ///
+    /// # Errors
+    /// As [`MemoryStorageCore::set_conf_state`].
+    pub fn initialize_with_conf_state(&self, cs: ConfState) -> Result<()> {
+        self.wl().set_conf_state(cs)
     }
 
     /// Locks the storage for reading.
@@ -198,8 +208,17 @@ impl MemoryStorageCore {
 
     /// Sets the configuration reported by [`Storage::initial_state`] (the
     /// configuration in the snapshot metadata).
-    pub fn set_conf_state(&mut self, cs: ConfState) {
+    ///
+    /// # Errors
+    /// [`Error::ConfChangeRefused`], leaving the configuration held, when
+    /// `cs` names an id that is not a member id (0, `u64::MAX`,
+    /// `u64::MAX - 1`), names an id twice, has a voter that is also a
+    /// learner, or is otherwise not a configuration membership changes can
+    /// produce (see [`crate::validate::check_conf_state`]).
+    pub fn set_conf_state(&mut self, cs: ConfState) -> Result<()> {
+        check_conf_state(&cs)?;
         self.snapshot.metadata.conf_state = cs;
+        Ok(())
     }
 
     /// Replaces the whole contents with `snapshot`: the log becomes empty
@@ -207,12 +226,15 @@ impl MemoryStorageCore {
     ///
     /// # Errors
     /// [`StorageError::SnapshotOutOfDate`] if `snapshot` is not newer than
-    /// the snapshot already held.
+    /// the snapshot already held; [`Error::ConfChangeRefused`] if its
+    /// configuration is invalid (as for
+    /// [`MemoryStorageCore::set_conf_state`]). Nothing changes then.
     // Ported from etcd-io/raft storage.go (ApplySnapshot).
     pub fn apply_snapshot(&mut self, snapshot: Snapshot) -> Result<()> {
         if self.snapshot.metadata.index >= snapshot.metadata.index {
             return Err(StorageError::SnapshotOutOfDate.into());
         }
+        check_conf_state(&snapshot.metadata.conf_state)?;
         self.entries.clear();
         self.entries
             .push(placeholder(snapshot.metadata.term, snapshot.metadata.index));
@@ -230,7 +252,9 @@ impl MemoryStorageCore {
     /// [`StorageError::SnapshotOutOfDate`] if `index` is not past the
     /// current snapshot; [`StorageError::Unavailable`] if `index` is past the
     /// last entry; [`StorageError::Compacted`] if the entry at `index` was
-    /// compacted away (its term is no longer known).
+    /// compacted away (its term is no longer known);
+    /// [`Error::ConfChangeRefused`] if `cs` is invalid (as for
+    /// [`MemoryStorageCore::set_conf_state`]). Nothing changes then.
     // Ported from etcd-io/raft storage.go (CreateSnapshot).
     pub fn create_snapshot(
         &mut self,
@@ -240,6 +264,9 @@ impl MemoryStorageCore {
     ) -> Result<Snapshot> {
         if index <= self.snapshot.metadata.index {
             return Err(StorageError::SnapshotOutOfDate.into());
+        }
+        if let Some(cs) = &cs {
+            check_conf_state(cs)?;
         }
         // etcd panics on the next two; they are caller input here.
         if index > self.last_index() {
@@ -294,14 +321,23 @@ impl MemoryStorageCore {
     ///
     /// # Errors
     /// [`StorageError::Unavailable`] if `ents` would leave a gap after the
-    /// last entry (nothing is changed then).
+    /// last entry, or are not consecutive (nothing is changed then).
     // Ported from etcd-io/raft storage.go (Append).
     pub fn append(&mut self, ents: &[Entry]) -> Result<()> {
-        let Some(head) = ents.first() else {
+        let (Some(head), Some(tail)) = (ents.first(), ents.last()) else {
             return Ok(());
         };
+        // etcd assumes a consecutive batch; one that is not (from a host
+        // passing its own entries) would be stored at the wrong positions,
+        // or overflow computing its last index.
+        if ents
+            .windows(2)
+            .any(|w| w[0].index.checked_add(1) != Some(w[1].index))
+        {
+            return Err(StorageError::Unavailable.into());
+        }
         let first = self.first_index();
-        let last = head.index + ents.len() as u64 - 1;
+        let last = tail.index;
         // Nothing new: everything is already compacted.
         if last < first {
             return Ok(());
@@ -625,6 +661,20 @@ mod tests {
         assert_eq!(s.wl().append(&ents(7, &[5])), unavailable());
         assert_eq!(s.wl().commit_to(6), unavailable());
         assert_eq!(s.rl().entries, before);
+        // A batch that is not consecutive (a gap, a repeat, an index that
+        // cannot be followed) is refused: etcd would store it at the wrong
+        // positions, or overflow computing its last index.
+        let e = |i| Entry::new(5, i, vec![]);
+        for bad in [
+            vec![e(4), e(6)],
+            vec![e(4), e(4)],
+            vec![e(0), e(0), e(0)],
+            vec![e(u64::MAX), e(0)],
+            vec![e(5), e(4)],
+        ] {
+            assert_eq!(s.wl().append(&bad), unavailable(), "{bad:?}");
+            assert_eq!(s.rl().entries, before);
+        }
 
         // The entry at the snapshot index was compacted away.
         s.wl().compact(5).unwrap();
@@ -641,7 +691,7 @@ mod tests {
     /// raftlet: the unavailable-snapshot switch fails exactly one call.
     #[test]
     fn test_storage_trigger_snap_unavailable() {
-        let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1]));
+        let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1])).unwrap();
         s.wl().append(&ents(1, &[1, 1])).unwrap();
         s.wl().create_snapshot(2, None, None).unwrap();
         s.wl().trigger_snap_unavailable();

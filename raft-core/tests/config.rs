@@ -173,7 +173,7 @@ fn config_defaults() {
     assert!(c.step_down_on_removal);
     assert_eq!(c.promote_max_lag, 1000);
     assert_eq!(c.max_learners, 1);
-    assert_eq!(c.seed, 0, "0 = derived from id");
+    assert_eq!(c.seed, 0, "0 = drawn from the OS");
     assert_eq!(ReadOnlyOption::default(), ReadOnlyOption::Safe);
     // Config::default is the same with id 0, which does not validate.
     assert_eq!(
@@ -196,13 +196,13 @@ fn config_raw_node_new_invalid() {
     let mut c = valid();
     c.heartbeat_tick = 0;
     let want = c.validate().expect_err("invalid");
-    let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1]));
+    let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1])).unwrap();
     match RawNode::new(&c, s) {
         Err(e) => assert_eq!(e, want),
         Ok(_) => panic!("RawNode::new accepted heartbeat_tick 0"),
     }
     c.heartbeat_tick = 1;
-    let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1]));
+    let s = MemoryStorage::new_with_conf_state(ConfState::from_voters([1])).unwrap();
     assert!(RawNode::new(&c, s).is_ok());
 }
 

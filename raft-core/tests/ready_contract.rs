@@ -101,7 +101,8 @@ impl Cluster {
     fn new(config: impl Fn(u64) -> Config) -> Cluster {
         let mut hosts = BTreeMap::new();
         for id in 1..=3 {
-            let disk = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+            let disk = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]))
+                .expect("storage");
             let cfg = config(id);
             let node = RawNode::new(&cfg, disk.clone()).expect("node");
             hosts.insert(
@@ -314,7 +315,8 @@ fn vote_granted_to_a_lost_log_cannot_overwrite_a_committed_entry() {
 #[test]
 fn a_torn_write_of_entries_without_their_hard_state_restarts_safely() {
     use raftlet::pb::Entry;
-    let disk = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let disk =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).expect("storage");
     disk.wl()
         .append(&[
             Entry::new(1, 1, b"a".to_vec()),
@@ -357,7 +359,8 @@ fn a_torn_write_of_entries_without_their_hard_state_restarts_safely() {
 #[test]
 fn a_torn_write_of_a_snapshot_without_its_hard_state_restarts_safely() {
     use raftlet::pb::{HardState, Snapshot, SnapshotMetadata};
-    let disk = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let disk =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).expect("storage");
     disk.wl().set_hard_state(HardState {
         term: 1,
         vote: 0,

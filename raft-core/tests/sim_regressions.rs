@@ -5,7 +5,8 @@ use raftlet::pb::{ConfState, Entry, Message, MessageType};
 use raftlet::{Config, Error, MemoryStorage, RawNode};
 
 fn follower(id: u64) -> RawNode<MemoryStorage> {
-    let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let storage =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
     RawNode::new(&Config::new(id), storage).expect("valid node")
 }
 
@@ -71,7 +72,8 @@ fn a_message_from_the_node_itself_is_refused() {
 /// released either way.)
 #[test]
 fn committed_entries_superseded_by_a_snapshot_release_the_apply_budget() {
-    let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let storage =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
     let mut c = Config::new(2);
     c.max_size_per_msg = 0; // one committed entry per Ready
     let mut rn = RawNode::new(&c, storage.clone()).expect("valid node");
@@ -212,7 +214,8 @@ fn peer_messages_without_a_term_are_refused() {
 #[test]
 fn a_snapshot_waits_for_handed_out_entries_to_be_applied() {
     use raftlet::pb::{ConfChange, ConfChangeI, ConfChangeType, Snapshot, SnapshotMetadata};
-    let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]));
+    let storage =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
     let mut rn = RawNode::new(&Config::new(2), storage.clone()).expect("valid node");
     let persist = |rn: &mut RawNode<MemoryStorage>| -> (Vec<Entry>, Option<Snapshot>) {
         let rd = rn.ready();
@@ -303,4 +306,107 @@ fn a_snapshot_waits_for_handed_out_entries_to_be_applied() {
     assert_eq!(cfg.learners.iter().copied().collect::<Vec<_>>(), vec![5]);
     assert_eq!(cfg.voters.incoming.len(), 3);
     assert!(cfg.voters.outgoing.is_empty());
+}
+
+/// Found by the simulator's pipelined host (a crash tore a Ready's write):
+/// a follower's write of a snapshot landed, the hard state written after it
+/// did not. The Ready contract allows exactly that (a crash may leave any
+/// prefix of snapshot, entries, hard state), but the node refused to
+/// restart: the stored commit index was below the snapshot's. A snapshot
+/// holds committed state only, so the restarted node takes its index as
+/// committed, and keeps the stored term and vote.
+#[test]
+fn a_node_restarts_from_a_snapshot_whose_hard_state_was_lost() {
+    use raftlet::pb::{HardState, Snapshot, SnapshotMetadata};
+    let storage =
+        MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
+    let mut rn = RawNode::new(&Config::new(2), storage.clone()).expect("valid node");
+
+    // Entries 1-3 from the leader of term 1, 2 committed: durable.
+    let mut app = Message::new(MessageType::MsgApp, 1, 2);
+    app.term = 1;
+    app.commit = 2;
+    app.entries = (1..=3).map(|i| Entry::new(1, i, b"a".to_vec())).collect();
+    rn.step(app).unwrap();
+    let rd = rn.ready();
+    storage.wl().append(&rd.entries).unwrap();
+    storage
+        .wl()
+        .set_hard_state(rd.hard_state.expect("term and commit"));
+    rn.advance(rd);
+    assert_eq!(
+        *storage.rl().hard_state(),
+        HardState {
+            term: 1,
+            vote: 0,
+            commit: 2
+        }
+    );
+
+    // The leader of term 2 sends a snapshot at 10.
+    let mut msg = Message::new(MessageType::MsgSnap, 3, 2);
+    msg.term = 2;
+    msg.snapshot = Some(Box::new(Snapshot {
+        data: None,
+        metadata: SnapshotMetadata {
+            conf_state: ConfState::from_voters(vec![1, 2, 3]),
+            index: 10,
+            term: 2,
+        },
+    }));
+    rn.step(msg).unwrap();
+    let rd = rn.ready();
+    let snap = rd.snapshot.clone().expect("snapshot to persist");
+    assert_eq!(rd.hard_state.map(|hs| (hs.term, hs.commit)), Some((2, 10)));
+    // The crash: the snapshot landed, the hard state did not.
+    storage.wl().apply_snapshot(snap).unwrap();
+    drop(rd);
+    drop(rn);
+
+    let mut c = Config::new(2);
+    c.applied = 10;
+    let mut rn = RawNode::new(&c, storage.clone()).expect("restarts from the torn write");
+    let st = rn.basic_status();
+    assert_eq!(
+        (st.hard_state.term, st.hard_state.commit, st.applied),
+        (1, 10, 10)
+    );
+    // It follows the leader of term 2 from the snapshot on.
+    let mut app = Message::new(MessageType::MsgApp, 3, 2);
+    app.term = 2;
+    app.index = 10;
+    app.log_term = 2;
+    app.commit = 11;
+    app.entries = vec![Entry::new(2, 11, b"b".to_vec())];
+    rn.step(app).unwrap();
+    let rd = rn.ready();
+    assert_eq!(rd.entries.len(), 1);
+    assert_eq!(
+        rd.committed_entries
+            .iter()
+            .map(|e| e.index)
+            .collect::<Vec<_>>(),
+        vec![11]
+    );
+    let resp: Vec<_> = rd
+        .persisted_messages
+        .iter()
+        .filter(|m| m.msg_type == MessageType::MsgAppResp)
+        .collect();
+    assert_eq!(resp.len(), 1);
+    assert!(!resp[0].reject);
+    assert_eq!(resp[0].index, 11);
+
+    // A stored commit past the log is still refused.
+    let bad = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3])).unwrap();
+    bad.wl().append(&[Entry::new(1, 1, b"a".to_vec())]).unwrap();
+    bad.wl().set_hard_state(HardState {
+        term: 1,
+        vote: 0,
+        commit: 5,
+    });
+    assert!(matches!(
+        RawNode::new(&Config::new(2), bad),
+        Err(Error::InvalidState(_))
+    ));
 }

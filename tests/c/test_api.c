@@ -510,15 +510,20 @@ static void test_version_and_result_str(void) {
     NAME(RAFTLET_ERR_TRANSFER_REFUSED);
     NAME(RAFTLET_ERR_NO_LEADER);
     NAME(RAFTLET_ERR_INVALID_STATE);
+    NAME(RAFTLET_ERR_INVALID_MESSAGE);
     NAME(RAFTLET_ERR_NULL_ARG);
     NAME(RAFTLET_ERR_INVALID_ARG);
     NAME(RAFTLET_ERR_READY_STALE);
+    NAME(RAFTLET_ERR_READY_FOREIGN);
+    NAME(RAFTLET_ERR_READY_NOT_PERSISTED);
     NAME(RAFTLET_PANIC);
 #undef NAME
     /* The numbers are fixed forever. */
-    CHECK(RAFTLET_ERR_INVALID_STATE == 16 && RAFTLET_ERR_NULL_ARG == 100 &&
-          RAFTLET_ERR_READY_STALE == 102 && RAFTLET_PANIC == 200);
-    const uint32_t unknown[] = {17, 50, 99, 103, 199, 201, 1000, 0x7fffffffu, 0xffffffffu};
+    CHECK(RAFTLET_ERR_INVALID_STATE == 16 && RAFTLET_ERR_INVALID_MESSAGE == 17 &&
+          RAFTLET_ERR_NULL_ARG == 100 && RAFTLET_ERR_READY_STALE == 102 &&
+          RAFTLET_ERR_READY_FOREIGN == 103 && RAFTLET_ERR_READY_NOT_PERSISTED == 104 &&
+          RAFTLET_PANIC == 200);
+    const uint32_t unknown[] = {18, 50, 99, 105, 199, 201, 1000, 0x7fffffffu, 0xffffffffu};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         CHECK_STR(raftlet_result_str(unknown[i]), "RAFTLET_UNKNOWN");
     }
@@ -914,6 +919,29 @@ static void test_message_header(void) {
     EXPECT_RC(raftlet_message_decode_header(m.b, m.n, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_OK(raftlet_message_decode_header(NULL, 0, &h)); /* the empty Message */
     CHECK(h.msg_type == 0 && h.to == 0 && h.from == 0 && h.term == 0);
+
+    /* Well-formed bytes that raftlet_node_step would refuse are refused
+     * here too, so a transport can drop them before routing: a message
+     * type raftpb does not name, a term above 2^63 - 1, a peer message from
+     * an id that cannot be a member. */
+    const int32_t unknown_types[] = {24, 99, -1};
+    for (size_t i = 0; i < sizeof unknown_types / sizeof unknown_types[0]; i++) {
+        pbuf u = enc_msg(unknown_types[i], 2, 1, 5);
+        EXPECT_RC(raftlet_message_decode_header(u.b, u.n, &keep), RAFTLET_ERR_INVALID_MESSAGE);
+        CHECK(strstr(raftlet_last_error_message(), "unknown message type") != NULL);
+    }
+    pbuf huge = enc_msg(8, 2, 1, UINT64_MAX);
+    EXPECT_RC(raftlet_message_decode_header(huge.b, huge.n, &keep), RAFTLET_ERR_INVALID_MESSAGE);
+    pbuf over = enc_msg(8, 2, 1, (UINT64_C(1) << 63));
+    EXPECT_RC(raftlet_message_decode_header(over.b, over.n, &keep), RAFTLET_ERR_INVALID_MESSAGE);
+    pbuf reserved = enc_msg(8, 2, UINT64_MAX, 5);
+    EXPECT_RC(raftlet_message_decode_header(reserved.b, reserved.n, &keep),
+              RAFTLET_ERR_INVALID_MESSAGE);
+    CHECK(keep.msg_type == 42 && keep.to == 42 && keep.from == 42 && keep.term == 42);
+    /* The bound itself is accepted. */
+    pbuf at = enc_msg(8, 2, 1, (UINT64_C(1) << 63) - 1);
+    EXPECT_OK(raftlet_message_decode_header(at.b, at.n, &h));
+    CHECK(h.term == (UINT64_C(1) << 63) - 1);
 }
 
 static void test_storage(void) {
@@ -954,7 +982,32 @@ static void test_storage(void) {
     EXPECT_RC(raftlet_storage_bounds(st, &f2, NULL), RAFTLET_ERR_NULL_ARG);
     CHECK(f2 == 77 && l2 == 77);
 
+    /* Configurations no node can start from are refused and change
+     * nothing: a voter id 0 or UINT64_MAX, a voter that is also a learner. */
     EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 3, learners, 1));
+    const uint64_t zero_voter[] = {1, 0};
+    const uint64_t max_voter[] = {UINT64_MAX};
+    EXPECT_RC(raftlet_storage_set_conf_state(st, zero_voter, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(st, max_voter, 1, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(st, voters, 3, voters, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    CHECK(strstr(raftlet_last_error_message(), "learner") != NULL);
+    pbuf zero_cs = enc_conf_state(zero_voter, 2);
+    EXPECT_RC(raftlet_storage_set_conf_state_encoded(st, zero_cs.b, zero_cs.n),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    {
+        raftlet_config *c4 = NULL;
+        raftlet_node *n4 = NULL;
+        EXPECT_OK(raftlet_config_new(4, &c4));
+        EXPECT_OK(raftlet_node_new(c4, st, &n4));
+        raftlet_status s4;
+        EXPECT_OK(raftlet_node_status(n4, &s4));
+        CHECK(s4.voters_count == 3 && s4.learners_count == 1); /* still {1 2 3} + {4} */
+        raftlet_node_free(n4);
+        raftlet_config_free(c4);
+    }
     EXPECT_OK(raftlet_storage_set_conf_state(st, NULL, 0, NULL, 0));
     EXPECT_OK(raftlet_storage_set_conf_state_encoded(st, cs.b, cs.n));
     EXPECT_OK(raftlet_storage_set_conf_state_encoded(st, NULL, 0));
@@ -1098,6 +1151,8 @@ static void test_node_null_args(void) {
     EXPECT_RC(raftlet_node_advance_append(NULL, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_advance_apply_to(NULL, 1), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status(NULL, &s), RAFTLET_ERR_NULL_ARG);
+    raftlet_basic_status bs;
+    EXPECT_RC(raftlet_node_basic_status(NULL, &bs), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_progress(NULL, pr, 2, &len), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status_json(NULL, &json), RAFTLET_ERR_NULL_ARG);
     CHECK(json == NULL);
@@ -1123,6 +1178,7 @@ static void test_node_null_args(void) {
     EXPECT_RC(raftlet_node_advance(node, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_advance_append(node, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status(node, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_basic_status(node, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_progress(node, pr, 2, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_progress(node, NULL, 2, &len), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_status_json(node, NULL), RAFTLET_ERR_NULL_ARG);
@@ -1154,6 +1210,8 @@ static void ready_null_args(raftlet_ready *rd) {
     EXPECT_RC(raftlet_ready_message(NULL, 0, &mv), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message(NULL, 0, &mv), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message(NULL, 0, &mv), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry(NULL, 0, &ev), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_committed_entry_count(NULL, &n), RAFTLET_ERR_NULL_ARG);
@@ -1169,6 +1227,8 @@ static void ready_null_args(raftlet_ready *rd) {
     EXPECT_RC(raftlet_ready_message(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_persisted_message(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_all_message(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_entry(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_ready_committed_entry_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
@@ -1203,6 +1263,9 @@ static void ready_out_of_range(raftlet_ready *rd) {
     EXPECT_OK(raftlet_ready_persisted_message_count(rd, &n));
     EXPECT_RC(raftlet_ready_persisted_message(rd, n, &mv), RAFTLET_ERR_INVALID_ARG);
     EXPECT_RC(raftlet_ready_persisted_message(rd, SIZE_MAX, &mv), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_ready_all_message_count(rd, &n));
+    EXPECT_RC(raftlet_ready_all_message(rd, n, &mv), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_ready_all_message(rd, SIZE_MAX, &mv), RAFTLET_ERR_INVALID_ARG);
     CHECK(memcmp(&mv, &mv0, sizeof mv) == 0);
     EXPECT_OK(raftlet_ready_entry_count(rd, &n));
     EXPECT_RC(raftlet_ready_entry(rd, n, &ev), RAFTLET_ERR_INVALID_ARG);
@@ -1231,6 +1294,8 @@ static void ready_stale(raftlet_ready *rd) {
     EXPECT_RC(raftlet_ready_message(rd, 0, &mv), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_persisted_message_count(rd, &n), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_persisted_message(rd, 0, &mv), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_ready_all_message_count(rd, &n), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_ready_all_message(rd, 0, &mv), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_entry_count(rd, &n), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_entry(rd, 0, &ev), RAFTLET_ERR_READY_STALE);
     EXPECT_RC(raftlet_ready_committed_entry_count(rd, &n), RAFTLET_ERR_READY_STALE);
@@ -1291,6 +1356,15 @@ static void test_no_leader_and_step_errors(void) {
     /* A message a peer sends in its own name without a term is refused. */
     pbuf no_term = enc_msg(3 /* MsgApp */, 1, 2, 0);
     EXPECT_RC(raftlet_node_step(n, no_term.b, no_term.n), RAFTLET_ERR_STEP_LOCAL_MSG);
+    /* Unknown message types, terms past 2^63 - 1 and senders that cannot
+     * be members are refused before they reach the node. */
+    pbuf unknown_type = enc_msg(24, 1, 2, 1);
+    EXPECT_RC(raftlet_node_step(n, unknown_type.b, unknown_type.n), RAFTLET_ERR_INVALID_MESSAGE);
+    pbuf max_term = enc_msg(8 /* MsgHeartbeat */, 1, 2, UINT64_MAX);
+    EXPECT_RC(raftlet_node_step(n, max_term.b, max_term.n), RAFTLET_ERR_INVALID_MESSAGE);
+    CHECK(strstr(raftlet_last_error_message(), "term") != NULL);
+    pbuf from_max = enc_msg(5 /* MsgVote */, 1, UINT64_MAX, 1);
+    EXPECT_RC(raftlet_node_step(n, from_max.b, from_max.n), RAFTLET_ERR_INVALID_MESSAGE);
     /* None of that changed the node. */
     raftlet_status s;
     EXPECT_OK(raftlet_node_status(n, &s));
@@ -1312,6 +1386,36 @@ static void test_no_leader_and_step_errors(void) {
     EXPECT_OK(raftlet_node_campaign(n));
     EXPECT_OK(raftlet_node_status(n, &s));
     CHECK(s.role == 3);
+    raftlet_basic_status bs;
+    EXPECT_OK(raftlet_node_basic_status(n, &bs));
+    CHECK(bs.role == 3 && bs.lead == 0 && bs.term == s.term && bs.id == 1);
+    /* Its ready asks both peers for a pre-vote (and answers the heartbeat
+     * of node 2): all messages are the send-now ones, then the persisted
+     * ones, the same bytes in order. */
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    size_t now = 0, later = 0, all = 0;
+    EXPECT_OK(raftlet_ready_message_count(rd, &now));
+    EXPECT_OK(raftlet_ready_persisted_message_count(rd, &later));
+    EXPECT_OK(raftlet_ready_all_message_count(rd, &all));
+    CHECK(all == now + later);
+    size_t pre_votes = 0;
+    for (size_t i = 0; i < all; i++) {
+        raftlet_message_view want, got;
+        if (i < now) {
+            EXPECT_OK(raftlet_ready_message(rd, i, &want));
+        } else {
+            EXPECT_OK(raftlet_ready_persisted_message(rd, i - now, &want));
+        }
+        EXPECT_OK(raftlet_ready_all_message(rd, i, &got));
+        CHECK(got.to == want.to && got.from == want.from && got.msg_type == want.msg_type);
+        pre_votes += got.msg_type == 17 /* MsgPreVote */;
+        CHECK(got.data.len == want.data.len &&
+              memcmp(got.data.ptr, want.data.ptr, got.data.len) == 0);
+    }
+    CHECK(pre_votes == 2);
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    raftlet_ready_free(rd);
     EXPECT_RC(raftlet_node_propose(n, B("x"), 1), RAFTLET_ERR_PROPOSAL_DROPPED);
     EXPECT_RC(raftlet_node_read_index(n, B("r"), 1), RAFTLET_ERR_NO_LEADER);
     EXPECT_RC(raftlet_node_transfer_leader(n, 2), RAFTLET_ERR_TRANSFER_REFUSED);
@@ -1386,6 +1490,13 @@ static void test_single_node(void) {
     CHECK(s.id == 1 && s.role == 2 && s.lead == 1 && s.vote == 1 && s.term == 1);
     CHECK(s.commit == 1 && s.applied == 1 && s.lead_transferee == 0);
     CHECK(s.progress_count == 1 && s.voters_count == 1 && s.learners_count == 0);
+    /* The basic status is the same scalars, without the counts. */
+    raftlet_basic_status bs;
+    memset(&bs, 0x5A, sizeof bs);
+    EXPECT_OK(raftlet_node_basic_status(n, &bs));
+    CHECK(bs.id == s.id && bs.term == s.term && bs.vote == s.vote && bs.commit == s.commit);
+    CHECK(bs.lead == s.lead && bs.role == s.role && bs.applied == s.applied);
+    CHECK(bs.lead_transferee == s.lead_transferee);
 
     /* Propose, commit, apply. */
     EXPECT_OK(raftlet_node_propose(n, B("hello"), 5));
@@ -1410,8 +1521,8 @@ static void test_single_node(void) {
     EXPECT_OK(raftlet_storage_new_memory(&st2));
     EXPECT_OK(raftlet_storage_set_conf_state(st2, voters, 1, NULL, 0));
     EXPECT_OK(raftlet_node_new(cfg, st2, &other));
-    EXPECT_RC(raftlet_node_advance(other, rd), RAFTLET_ERR_INVALID_ARG);
-    EXPECT_RC(raftlet_node_advance_append(other, rd), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_node_advance(other, rd), RAFTLET_ERR_READY_FOREIGN);
+    EXPECT_RC(raftlet_node_advance_append(other, rd), RAFTLET_ERR_READY_FOREIGN);
     EXPECT_OK(raftlet_ready_entry_count(rd, &n_ent));
     raftlet_node_free(other);
     raftlet_storage_free(st2);
@@ -1696,8 +1807,24 @@ static void test_bootstrap(void) {
     EXPECT_RC(raftlet_node_bootstrap(n, NULL, 0, NULL, 0), RAFTLET_ERR_INVALID_STATE);
     const uint64_t learners[] = {2};
     EXPECT_RC(raftlet_node_bootstrap(n, NULL, 0, learners, 1), RAFTLET_ERR_INVALID_STATE);
-    /* An empty storage: accepted. */
+    /* Ids that cannot be members, or a voter that is also a learner: refused
+     * with nothing left behind (no ready), so a corrected call succeeds. */
+    const uint64_t one_zero[] = {1, 0};
+    const uint64_t zero_one[] = {0, 1};
+    const uint64_t one_max[] = {1, UINT64_MAX};
     const uint64_t voters[] = {1};
+    EXPECT_RC(raftlet_node_bootstrap(n, one_zero, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(n, zero_one, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(n, one_max, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(n, voters, 1, voters, 1), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    {
+        bool refused_has = true;
+        EXPECT_OK(raftlet_node_has_ready(n, &refused_has));
+        CHECK(!refused_has);
+        EXPECT_OK(raftlet_node_status(n, &s));
+        CHECK(s.voters_count == 0 && s.term == 0 && s.commit == 0);
+    }
+    /* An empty storage: accepted. */
     EXPECT_OK(raftlet_node_bootstrap(n, voters, 1, learners, 1));
     bool has = false;
     EXPECT_OK(raftlet_node_has_ready(n, &has));
@@ -1937,6 +2064,12 @@ static void test_disk_storage(void) {
     EXPECT_RC(raftlet_storage_append_readies(with_mem, rds, 2), RAFTLET_ERR_INVALID_ARG);
     EXPECT_OK(raftlet_storage_append_readies(NULL, NULL, 0));
     EXPECT_OK(raftlet_storage_append_readies(pair, rds, 2));
+    /* The ready-order checks of raftlet_storage_append_ready hold here too:
+     * a ready persisted already, or twice in one call, is refused (and the
+     * message names the element). */
+    EXPECT_RC(raftlet_storage_append_readies(pair, rds, 2), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "element 0") != NULL);
+    EXPECT_RC(raftlet_storage_append_ready(st, r1), RAFTLET_ERR_READY_STALE);
     H_OK(raftlet_node_advance(n1, r1));
     H_OK(raftlet_node_advance(n2, r2));
     EXPECT_RC(raftlet_storage_append_readies(pair, rds, 2), RAFTLET_ERR_READY_STALE);
@@ -1950,6 +2083,21 @@ static void test_disk_storage(void) {
     raftlet_status s1;
     EXPECT_OK(raftlet_node_status(n1, &s1));
     CHECK(s1.commit == 2);
+    /* One ready twice in one call: the second is refused, nothing written. */
+    EXPECT_OK(raftlet_node_propose(n2, B("y=2"), 3));
+    raftlet_ready *r3 = NULL;
+    H_OK(raftlet_node_ready(n2, &r3));
+    const raftlet_storage *same[] = {st2, st2};
+    const raftlet_ready *twice[] = {r3, r3};
+    EXPECT_RC(raftlet_storage_append_readies(same, twice, 2), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "element 1") != NULL);
+    EXPECT_OK(raftlet_storage_bounds(st2, &first, &last));
+    CHECK(first == 1 && last == 2);
+    EXPECT_OK(raftlet_storage_append_readies(same, twice, 1));
+    EXPECT_OK(raftlet_storage_bounds(st2, &first, &last));
+    CHECK(last == 3);
+    H_OK(raftlet_node_advance(n2, r3));
+    raftlet_ready_free(r3);
 
     /* Everything goes away: the process restarts. */
     raftlet_node_free(n1);
@@ -1976,6 +2124,770 @@ static void test_disk_storage(void) {
     CHECK(system("rm -rf build/c/test_disk_store") == 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Host mistakes: error codes, and the node and storage left as they were    */
+/* ------------------------------------------------------------------------ */
+
+/* What a mistake must not move: term, vote, commit, role, applied, the
+ * storage's log bounds and the configuration. */
+typedef struct {
+    raftlet_status st;
+    uint64_t first, last;
+    uint8_t cs[256];
+    size_t cs_len;
+} node_view;
+
+static node_view view_of(raftlet_node *node, raftlet_storage *storage) {
+    node_view v;
+    memset(&v, 0, sizeof v);
+    H_OK(raftlet_node_status(node, &v.st));
+    H_OK(raftlet_storage_bounds(storage, &v.first, &v.last));
+    H_OK(raftlet_node_conf_state(node, v.cs, sizeof v.cs, &v.cs_len));
+    return v;
+}
+
+static bool same_view(const node_view *a, const node_view *b) {
+    return a->st.term == b->st.term && a->st.vote == b->st.vote &&
+           a->st.commit == b->st.commit && a->st.role == b->st.role &&
+           a->st.lead == b->st.lead && a->st.applied == b->st.applied &&
+           a->first == b->first && a->last == b->last && a->cs_len == b->cs_len &&
+           memcmp(a->cs, b->cs, a->cs_len) == 0;
+}
+
+#define CHECK_UNMOVED(id, before)                                  \
+    do {                                                           \
+        node_view now_ = view_of(H[id].node, H[id].storage);       \
+        CHECK(same_view(&now_, &(before)));                        \
+    } while (0)
+
+static size_t ready_entries(raftlet_ready *rd) {
+    size_t n = 0;
+    H_OK(raftlet_ready_entry_count(rd, &n));
+    return n;
+}
+
+static size_t ready_committed(raftlet_ready *rd) {
+    size_t n = 0;
+    H_OK(raftlet_ready_committed_entry_count(rd, &n));
+    return n;
+}
+
+/* A correct Ready loop still works: a proposal commits and is applied. */
+static void check_still_works(uint64_t id, const char *data) {
+    size_t applied = H[id].applied_normal;
+    uint64_t term = status_of(id).term;
+    EXPECT_OK(raftlet_node_propose(H[id].node, B(data), strlen(data)));
+    settle();
+    CHECK(H[id].applied_normal == applied + 1);
+    CHECK(H[id].last_len == strlen(data) && memcmp(H[id].last_data, data, H[id].last_len) == 0);
+    raftlet_status s = status_of(id);
+    CHECK(s.term == term && s.role == 2 && s.applied == s.commit);
+}
+
+/* Readies persisted or advanced out of order, advanced before being
+ * persisted, twice, or on the wrong node: each refused, nothing moved. */
+static void test_ready_order_mistakes(void) {
+    reset_cluster();
+    const uint64_t voters[] = {1};
+    start_node(1, voters, 1, NULL, 0);
+    raftlet_node *n = H[1].node;
+    raftlet_storage *s = H[1].storage;
+    EXPECT_OK(raftlet_node_campaign(n));
+    settle();
+    CHECK(status_of(1).role == 2);
+
+    /* Two readies in flight, one entry each, nothing committed yet. */
+    EXPECT_OK(raftlet_node_propose(n, B("a"), 1));
+    raftlet_ready *rd1 = NULL, *rd2 = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd1));
+    EXPECT_OK(raftlet_node_propose(n, B("b"), 1));
+    EXPECT_OK(raftlet_node_ready(n, &rd2));
+    CHECK(ready_entries(rd1) == 1 && ready_entries(rd2) == 1);
+    CHECK(ready_committed(rd1) == 0 && ready_committed(rd2) == 0);
+    node_view v0 = view_of(n, s);
+
+    /* Ready 2 before ready 1: its entry would leave a gap. */
+    EXPECT_RC(raftlet_storage_append_ready(s, rd2), RAFTLET_ERR_UNAVAILABLE);
+    CHECK_UNMOVED(1, v0);
+    /* Advancing what is not persisted would make the node read back
+     * entries that are not there. */
+    EXPECT_RC(raftlet_node_advance(n, rd2), RAFTLET_ERR_READY_NOT_PERSISTED);
+    EXPECT_RC(raftlet_node_advance_append(n, rd2), RAFTLET_ERR_READY_NOT_PERSISTED);
+    EXPECT_RC(raftlet_node_advance(n, rd1), RAFTLET_ERR_READY_NOT_PERSISTED);
+    CHECK(strstr(raftlet_last_error_message(), "storage") != NULL);
+    CHECK_UNMOVED(1, v0);
+
+    /* In order: fine. */
+    EXPECT_OK(raftlet_storage_append_ready(s, rd1));
+    EXPECT_OK(raftlet_storage_append_ready(s, rd2));
+    node_view v1 = view_of(n, s);
+    CHECK(v1.last == v0.last + 2 && v1.st.commit == v0.st.commit);
+    /* Persisting ready 1 again would replace ready 2's entry under the
+     * node; ready 2 again is refused too. */
+    EXPECT_RC(raftlet_storage_append_ready(s, rd1), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "order") != NULL);
+    EXPECT_RC(raftlet_storage_append_ready(s, rd2), RAFTLET_ERR_READY_STALE);
+    CHECK_UNMOVED(1, v1);
+
+    /* Advance 2 then 1: ready 1 is covered by ready 2. */
+    EXPECT_OK(raftlet_node_advance_append(n, rd2));
+    node_view v2 = view_of(n, s);
+    CHECK(v2.st.commit == v1.last); /* its own acknowledgement counted */
+    EXPECT_RC(raftlet_node_advance(n, rd1), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_node_advance_append(n, rd1), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_storage_append_ready(s, rd1), RAFTLET_ERR_READY_STALE);
+    /* Twice: refused, with every accessor of the advanced ready. */
+    EXPECT_RC(raftlet_node_advance(n, rd2), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_node_advance_append(n, rd2), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_storage_append_ready(s, rd2), RAFTLET_ERR_READY_STALE);
+    ready_stale(rd2);
+    CHECK_UNMOVED(1, v2);
+    /* A covered ready stays readable. */
+    raftlet_entry_view ev;
+    EXPECT_OK(raftlet_ready_entry(rd1, 0, &ev));
+    CHECK_BYTES(ev.data, "a");
+    raftlet_ready_free(rd1);
+    raftlet_ready_free(rd2);
+    settle(); /* applies a and b */
+    CHECK(H[1].applied_normal == 2);
+    check_still_works(1, "after-order");
+
+    /* A ready of a node freed before another was created (possibly at the
+     * same address): refused by the new node and by any other. */
+    raftlet_config *cfg = NULL;
+    raftlet_storage *gone_st = NULL;
+    raftlet_node *gone = NULL;
+    H_OK(raftlet_config_new(1, &cfg));
+    H_OK(raftlet_storage_new_memory(&gone_st));
+    H_OK(raftlet_storage_set_conf_state(gone_st, voters, 1, NULL, 0));
+    H_OK(raftlet_node_new(cfg, gone_st, &gone));
+    H_OK(raftlet_node_campaign(gone));
+    raftlet_ready *orphan = NULL;
+    EXPECT_OK(raftlet_node_ready(gone, &orphan));
+    raftlet_node_free(gone);
+    raftlet_node *fresh = NULL;
+    H_OK(raftlet_node_new(cfg, gone_st, &fresh));
+    raftlet_node *same_address = fresh == gone ? fresh : NULL;
+    node_view vf = view_of(fresh, gone_st);
+    EXPECT_RC(raftlet_node_advance(fresh, orphan), RAFTLET_ERR_READY_FOREIGN);
+    EXPECT_RC(raftlet_node_advance_append(fresh, orphan), RAFTLET_ERR_READY_FOREIGN);
+    CHECK(strstr(raftlet_last_error_message(), "another node") != NULL);
+    node_view vf2 = view_of(fresh, gone_st);
+    CHECK(same_view(&vf, &vf2));
+    node_view v3 = view_of(n, s);
+    EXPECT_RC(raftlet_node_advance(n, orphan), RAFTLET_ERR_READY_FOREIGN);
+    CHECK_UNMOVED(1, v3);
+    /* It outlives its node, readable. */
+    bool has_ss = false;
+    raftlet_soft_state ss;
+    EXPECT_OK(raftlet_ready_soft_state(orphan, &has_ss, &ss));
+    CHECK(has_ss);
+    raftlet_ready_free(orphan);
+    if (same_address) {
+        printf("#   (the new node reused the freed node's address)\n");
+    }
+    raftlet_node_free(fresh);
+    raftlet_storage_free(gone_st);
+
+    /* A storage restarted under a new node refuses the old node's ready. */
+    raftlet_storage *rs = NULL;
+    raftlet_node *old_node = NULL, *new_node = NULL;
+    H_OK(raftlet_storage_new_memory(&rs));
+    H_OK(raftlet_storage_set_conf_state(rs, voters, 1, NULL, 0));
+    H_OK(raftlet_node_new(cfg, rs, &old_node));
+    H_OK(raftlet_node_campaign(old_node));
+    raftlet_ready *old_rd = NULL;
+    EXPECT_OK(raftlet_node_ready(old_node, &old_rd));
+    H_OK(raftlet_node_new(cfg, rs, &new_node));
+    H_OK(raftlet_node_campaign(new_node));
+    for (int i = 0; i < 10; i++) { /* the new node leads */
+        bool has = false;
+        H_OK(raftlet_node_has_ready(new_node, &has));
+        if (!has) {
+            break;
+        }
+        raftlet_ready *r = NULL;
+        H_OK(raftlet_node_ready(new_node, &r));
+        H_OK(raftlet_storage_append_ready(rs, r));
+        H_OK(raftlet_node_advance(new_node, r));
+        raftlet_ready_free(r);
+    }
+    node_view vn = view_of(new_node, rs);
+    CHECK(vn.st.role == 2);
+    EXPECT_RC(raftlet_storage_append_ready(rs, old_rd), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "older") != NULL);
+    node_view vn2 = view_of(new_node, rs);
+    CHECK(same_view(&vn, &vn2));
+    raftlet_ready_free(old_rd);
+    raftlet_node_free(old_node);
+    raftlet_node_free(new_node);
+    raftlet_storage_free(rs);
+    raftlet_config_free(cfg);
+    check_still_works(1, "after-restart");
+    reset_cluster();
+}
+
+/* A follower's snapshot advanced before it is persisted. */
+static void test_snapshot_not_persisted(void) {
+    reset_cluster();
+    const uint64_t voters[] = {1, 2};
+    start_node(1, voters, 2, NULL, 0);
+    raftlet_node *n = H[1].node;
+    raftlet_storage *s = H[1].storage;
+    pbuf snap = enc_snapshot(10, 2, voters, 2, "s");
+    pbuf m = enc_msg(7 /* MsgSnap */, 1, 2, 2);
+    pb_bytes(&m, 9, snap.b, snap.n);
+    EXPECT_OK(raftlet_node_step(n, m.b, m.n));
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    bool has = false;
+    raftlet_snapshot_view sv;
+    EXPECT_OK(raftlet_ready_snapshot(rd, &has, &sv));
+    CHECK(has && sv.index == 10 && sv.term == 2);
+    node_view v0 = view_of(n, s);
+    EXPECT_RC(raftlet_node_advance(n, rd), RAFTLET_ERR_READY_NOT_PERSISTED);
+    CHECK(strstr(raftlet_last_error_message(), "snapshot") != NULL);
+    EXPECT_RC(raftlet_node_advance_append(n, rd), RAFTLET_ERR_READY_NOT_PERSISTED);
+    CHECK_UNMOVED(1, v0);
+    /* Persisted, it advances, and the node follows leader 2. */
+    EXPECT_OK(raftlet_storage_append_ready(s, rd));
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    raftlet_ready_free(rd);
+    raftlet_status st = status_of(1);
+    CHECK(st.term == 2 && st.commit == 10 && st.lead == 2);
+    uint64_t first = 0, last = 0;
+    EXPECT_OK(raftlet_storage_bounds(s, &first, &last));
+    CHECK(first == 11 && last == 10);
+    pbuf hb = enc_msg(8 /* MsgHeartbeat */, 1, 2, 2);
+    pb_u64(&hb, 8, 10);
+    EXPECT_OK(raftlet_node_step(n, hb.b, hb.n));
+    rd = NULL;
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    size_t nm = 0;
+    EXPECT_OK(raftlet_ready_message_count(rd, &nm));
+    raftlet_message_view mv;
+    CHECK(nm == 1 && raftlet_ready_message(rd, 0, &mv) == RAFTLET_OK && mv.msg_type == 9 &&
+          mv.to == 2);
+    EXPECT_OK(raftlet_storage_append_ready(s, rd));
+    EXPECT_OK(raftlet_node_advance(n, rd));
+    raftlet_ready_free(rd);
+    reset_cluster();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hostile input through the C ABI: typed errors, nothing moved              */
+/* ------------------------------------------------------------------------ */
+
+#define MAX_BOUND ((UINT64_C(1) << 63) - 1) /* the largest term or index accepted */
+
+/* Steps `m` into node `id` and checks it is refused as an invalid message
+ * with the node, its storage and its ready queue left as they were. */
+static void step_refused(uint64_t id, const pbuf *m, const char *why, int line) {
+    node_view before = view_of(H[id].node, H[id].storage);
+    bool had = false;
+    H_OK(raftlet_node_has_ready(H[id].node, &had));
+    raftlet_result rc = raftlet_node_step(H[id].node, m->b, m->n);
+    check_rc_(rc, RAFTLET_ERR_INVALID_MESSAGE, __FILE__, line, why);
+    node_view after = view_of(H[id].node, H[id].storage);
+    bool has = had;
+    H_OK(raftlet_node_has_ready(H[id].node, &has));
+    check_(same_view(&before, &after) && has == had, __FILE__, line, why);
+}
+#define STEP_REFUSED(id, m) step_refused((id), &(m), #m, __LINE__)
+
+/* A ConfChange (v1) with any type and id, bypassing the checked encoder. */
+static pbuf raw_cc(uint64_t type, uint64_t node_id) {
+    pbuf p = {{0}, 0};
+    pb_u64(&p, 2, type);
+    pb_u64(&p, 3, node_id);
+    return p;
+}
+
+/* A ConfChangeV2 with one change, any transition, type and id. */
+static pbuf raw_cc_v2(uint64_t transition, uint64_t type, uint64_t node_id) {
+    pbuf single = {{0}, 0};
+    pb_u64(&single, 1, type);
+    pb_u64(&single, 2, node_id);
+    pbuf p = {{0}, 0};
+    pb_u64(&p, 1, transition);
+    pb_bytes(&p, 2, single.b, single.n);
+    return p;
+}
+
+static void cc_refused(uint64_t id, const pbuf *cc, bool v2, const char *why, int line) {
+    node_view before = view_of(H[id].node, H[id].storage);
+    raftlet_result rc = raftlet_node_propose_conf_change(H[id].node, cc->b, cc->n, v2);
+    check_rc_(rc, RAFTLET_ERR_CONF_CHANGE_REFUSED, __FILE__, line, why);
+    node_view after = view_of(H[id].node, H[id].storage);
+    bool has = true;
+    H_OK(raftlet_node_has_ready(H[id].node, &has));
+    check_(same_view(&before, &after) && !has, __FILE__, line, why);
+}
+#define CC_REFUSED(id, cc, v2) cc_refused((id), &(cc), (v2), #cc, __LINE__)
+
+static void test_hostile_input(void) {
+    reset_cluster();
+    /* Node 1 leads {1}; node 2 is a follower of {1, 2, 3} that knows no
+     * leader yet. Both have nothing to do. */
+    const uint64_t solo[] = {1};
+    const uint64_t three[] = {1, 2, 3};
+    start_node(1, solo, 1, NULL, 0);
+    EXPECT_OK(raftlet_node_campaign(H[1].node));
+    settle();
+    CHECK(status_of(1).role == 2);
+    EXPECT_OK(raftlet_node_propose(H[1].node, B("x"), 1));
+    settle();
+    start_node(2, three, 3, NULL, 0);
+    cut[2] = true; /* node 2 hears from nobody but this test */
+    settle();
+
+    /* Terms past the bound, in every message type a peer sends in its own
+     * name, to the leader and to the follower. */
+    const int32_t peer_types[] = {3, 4, 5, 6, 7, 8, 9, 14, 16, 17, 18};
+    const uint64_t bad_terms[] = {UINT64_MAX, UINT64_MAX - 1, MAX_BOUND + 1};
+    for (size_t i = 0; i < sizeof peer_types / sizeof peer_types[0]; i++) {
+        for (size_t j = 0; j < sizeof bad_terms / sizeof bad_terms[0]; j++) {
+            pbuf to_leader = enc_msg(peer_types[i], 1, 2, bad_terms[j]);
+            STEP_REFUSED(1, to_leader);
+            pbuf to_follower = enc_msg(peer_types[i], 2, 3, bad_terms[j]);
+            STEP_REFUSED(2, to_follower);
+        }
+    }
+    /* Huge indexes, commits, log terms and reject hints. */
+    const unsigned fields[] = {5 /* log_term */, 6 /* index */, 8 /* commit */,
+                               11 /* reject_hint */};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        pbuf app = enc_msg(3 /* MsgApp */, 2, 3, 1);
+        pb_u64(&app, fields[f], UINT64_MAX);
+        STEP_REFUSED(2, app);
+        pbuf resp = enc_msg(4 /* MsgAppResp */, 1, 2, 1);
+        pb_u64(&resp, fields[f], MAX_BOUND + 1);
+        STEP_REFUSED(1, resp);
+        pbuf hb = enc_msg(8 /* MsgHeartbeat */, 2, 3, 1);
+        pb_u64(&hb, fields[f], UINT64_MAX);
+        STEP_REFUSED(2, hb);
+    }
+    /* An entry at a huge index or term, and a snapshot at a huge index. */
+    pbuf far_entry = enc_entry(1, UINT64_MAX, "far");
+    pbuf app_far = enc_msg(3, 2, 3, 1);
+    pb_bytes(&app_far, 7, far_entry.b, far_entry.n);
+    STEP_REFUSED(2, app_far);
+    pbuf late_entry = enc_entry(UINT64_MAX, 1, "late");
+    pbuf app_late = enc_msg(3, 2, 3, 1);
+    pb_bytes(&app_late, 7, late_entry.b, late_entry.n);
+    STEP_REFUSED(2, app_late);
+    pbuf far_snap = enc_snapshot(UINT64_MAX, 1, three, 3, "s");
+    pbuf snap_far = enc_msg(7 /* MsgSnap */, 2, 3, 1);
+    pb_bytes(&snap_far, 9, far_snap.b, far_snap.n);
+    STEP_REFUSED(2, snap_far);
+    const uint64_t bad_members[] = {1, 0};
+    pbuf zero_snap = enc_snapshot(10, 1, bad_members, 2, "s");
+    pbuf snap_zero = enc_msg(7, 2, 3, 1);
+    pb_bytes(&snap_zero, 9, zero_snap.b, zero_snap.n);
+    STEP_REFUSED(2, snap_zero);
+    /* Unknown message types. */
+    const int32_t unknown_types[] = {24, 99, 1000, -1};
+    for (size_t i = 0; i < sizeof unknown_types / sizeof unknown_types[0]; i++) {
+        pbuf u = enc_msg(unknown_types[i], 2, 3, 1);
+        STEP_REFUSED(2, u);
+        pbuf ul = enc_msg(unknown_types[i], 1, 2, 1);
+        STEP_REFUSED(1, ul);
+    }
+    /* Senders that cannot be members. */
+    const uint64_t reserved[] = {0, UINT64_MAX, UINT64_MAX - 1};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+        pbuf vote = enc_msg(5 /* MsgVote */, 2, reserved[i], 1);
+        STEP_REFUSED(2, vote);
+        pbuf app = enc_msg(3, 2, reserved[i], 1);
+        STEP_REFUSED(2, app);
+        pbuf resp = enc_msg(9 /* MsgHeartbeatResp */, 1, reserved[i], 1);
+        STEP_REFUSED(1, resp);
+    }
+    /* The bound itself is accepted (the follower takes the term). */
+    pbuf at_bound = enc_msg(8, 2, 3, MAX_BOUND);
+    EXPECT_OK(raftlet_node_step(H[2].node, at_bound.b, at_bound.n));
+    CHECK(status_of(2).term == MAX_BOUND && status_of(2).lead == 3);
+    settle();
+
+    /* Conf changes no node can apply, on the leader: unknown types and
+     * transitions, and ids that cannot be members. Nothing is appended. */
+    pbuf bad_type = raw_cc(7, 2);
+    CC_REFUSED(1, bad_type, false);
+    pbuf neg_type = raw_cc(UINT64_MAX, 2); /* -1 as an int32 */
+    CC_REFUSED(1, neg_type, false);
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+        pbuf add = raw_cc(0 /* AddNode */, reserved[i]);
+        CC_REFUSED(1, add, false);
+        pbuf learner = raw_cc(3 /* AddLearnerNode */, reserved[i]);
+        CC_REFUSED(1, learner, false);
+        pbuf v2 = raw_cc_v2(0, 0, reserved[i]);
+        CC_REFUSED(1, v2, true);
+    }
+    pbuf bad_transition = raw_cc_v2(3, 0, 2);
+    CC_REFUSED(1, bad_transition, true);
+    pbuf v2_bad_type = raw_cc_v2(0, 9, 2);
+    CC_REFUSED(1, v2_bad_type, true);
+    /* ... on the follower too, which would forward them. */
+    pbuf follower_cc = raw_cc(0, UINT64_MAX);
+    CC_REFUSED(2, follower_cc, false);
+
+    /* Configurations no node can start from, through the storage. */
+    const uint64_t max_minus_one[] = {1, UINT64_MAX - 1};
+    const uint64_t twice[] = {1, 1};
+    const uint64_t learner_zero[] = {0};
+    node_view before = view_of(H[1].node, H[1].storage);
+    EXPECT_RC(raftlet_storage_set_conf_state(H[1].storage, max_minus_one, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(H[1].storage, twice, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_storage_set_conf_state(H[1].storage, solo, 1, learner_zero, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    pbuf cs_max = enc_conf_state(max_minus_one, 2);
+    EXPECT_RC(raftlet_storage_set_conf_state_encoded(H[1].storage, cs_max.b, cs_max.n),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    CHECK_UNMOVED(1, before);
+    /* A node restarted from that storage still has {1}. */
+    raftlet_config *cfg = NULL;
+    raftlet_node *again = NULL;
+    H_OK(raftlet_config_new(1, &cfg));
+    EXPECT_OK(raftlet_node_new(cfg, H[1].storage, &again));
+    raftlet_status rs;
+    EXPECT_OK(raftlet_node_status(again, &rs));
+    CHECK(rs.voters_count == 1 && rs.learners_count == 0 && rs.commit == before.st.commit);
+    raftlet_node_free(again);
+
+    /* Bootstrap memberships that cannot be: refused, no trace. */
+    raftlet_storage *bs = NULL;
+    raftlet_node *bn = NULL;
+    H_OK(raftlet_storage_new_memory(&bs));
+    H_OK(raftlet_node_new(cfg, bs, &bn));
+    node_view empty = view_of(bn, bs);
+    const uint64_t max_voter[] = {1, UINT64_MAX};
+    const uint64_t learner_max[] = {UINT64_MAX - 1};
+    EXPECT_RC(raftlet_node_bootstrap(bn, max_minus_one, 2, NULL, 0),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, max_voter, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, twice, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, solo, 1, learner_zero, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_RC(raftlet_node_bootstrap(bn, solo, 1, learner_max, 1),
+              RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    node_view still_empty = view_of(bn, bs);
+    CHECK(same_view(&empty, &still_empty));
+    bool has = true;
+    EXPECT_OK(raftlet_node_has_ready(bn, &has));
+    CHECK(!has);
+    /* A correct bootstrap then works. */
+    EXPECT_OK(raftlet_node_bootstrap(bn, solo, 1, NULL, 0));
+    EXPECT_OK(raftlet_node_has_ready(bn, &has));
+    CHECK(has);
+    raftlet_node_free(bn);
+    raftlet_storage_free(bs);
+    raftlet_config_free(cfg);
+
+    /* The leader goes on. */
+    check_still_works(1, "after-hostile");
+    reset_cluster();
+}
+
+/* ------------------------------------------------------------------------ */
+/* The learner lifecycle: learner-first membership, automatic and standby   */
+/* promotion, weak reads, the leader's view of its learners                 */
+/* ------------------------------------------------------------------------ */
+
+static raftlet_membership_event lc_events[16];
+static size_t lc_event_count;
+static uint64_t lc_event_node;
+
+/* A node whose config turns on the lifecycle features under test. */
+static void lc_start_node(uint64_t id, const uint64_t *voters, size_t nv, const uint64_t *learners,
+                          size_t nl, bool auto_promote, bool standby) {
+    raftlet_config *cfg = NULL;
+    H_OK(raftlet_config_new(id, &cfg));
+    H_OK(raftlet_config_set_election_tick(cfg, 10));
+    H_OK(raftlet_config_set_heartbeat_tick(cfg, 1));
+    H_OK(raftlet_config_set_auto_promote(cfg, auto_promote));
+    H_OK(raftlet_config_set_promote_min_active_rounds(cfg, 2));
+    H_OK(raftlet_config_set_standby_promotion(cfg, standby));
+    H_OK(raftlet_config_set_standby_dead_rounds(cfg, 2));
+    H_OK(raftlet_config_set_learner_forwards_proposals(cfg, false));
+    H_OK(raftlet_config_set_seed(cfg, 100 + id));
+    H_OK(raftlet_storage_new_memory(&H[id].storage));
+    if (nv > 0) {
+        H_OK(raftlet_storage_set_conf_state(H[id].storage, voters, nv, learners, nl));
+    }
+    H_OK(raftlet_node_new(cfg, H[id].storage, &H[id].node));
+    raftlet_config_free(cfg);
+}
+
+/* settle(), recording every membership event a ready carries. */
+static void lc_settle(void) {
+    for (int round = 0; round < 10000; round++) {
+        int work = 0;
+        for (uint64_t id = 1; id <= MAXN; id++) {
+            bool has = false;
+            if (!H[id].node) {
+                continue;
+            }
+            H_OK(raftlet_node_has_ready(H[id].node, &has));
+            if (!has) {
+                continue;
+            }
+            raftlet_ready *rd = NULL;
+            H_OK(raftlet_node_ready(H[id].node, &rd));
+            size_t n = 0;
+            H_OK(raftlet_ready_membership_event_count(rd, &n));
+            for (size_t i = 0; i < n; i++) {
+                if (lc_event_count < 16) {
+                    H_OK(raftlet_ready_membership_event(rd, i, &lc_events[lc_event_count++]));
+                    lc_event_node = id;
+                }
+            }
+            process_ready(id, rd, false);
+            work = 1;
+        }
+        size_t len = mbox_len;
+        deliver();
+        if (!work && len == 0) {
+            return;
+        }
+    }
+    g_failed++;
+    fprintf(stderr, "%s:%d: [%s] the cluster did not settle\n", __FILE__, __LINE__, g_test);
+}
+
+static void lc_tick(unsigned ticks) {
+    for (unsigned t = 0; t < ticks; t++) {
+        for (uint64_t id = 1; id <= MAXN; id++) {
+            if (H[id].node && !cut[id]) {
+                H_OK(raftlet_node_tick(H[id].node));
+            }
+        }
+        lc_settle();
+    }
+}
+
+static void test_learner_config(void) {
+    EXPECT_RC(raftlet_config_set_learner_first(NULL, true), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_auto_promote(NULL, true), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_promote_min_active_rounds(NULL, 3), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_standby_promotion(NULL, true), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_standby_dead_rounds(NULL, 3), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_config_set_learner_forwards_proposals(NULL, true), RAFTLET_ERR_NULL_ARG);
+
+    raftlet_config *cfg = NULL;
+    EXPECT_OK(raftlet_config_new(1, &cfg));
+    EXPECT_OK(raftlet_config_set_learner_first(cfg, false));
+    EXPECT_OK(raftlet_config_set_auto_promote(cfg, true));
+    EXPECT_OK(raftlet_config_set_promote_min_active_rounds(cfg, 5));
+    EXPECT_OK(raftlet_config_set_standby_promotion(cfg, true));
+    EXPECT_OK(raftlet_config_set_standby_dead_rounds(cfg, 4));
+    EXPECT_OK(raftlet_config_set_learner_forwards_proposals(cfg, false));
+    EXPECT_OK(raftlet_config_validate(cfg));
+    /* Rounds are 32-bit: a larger value is refused and changes nothing. */
+    EXPECT_RC(raftlet_config_set_promote_min_active_rounds(cfg, (uint64_t)UINT32_MAX + 1),
+              RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_config_set_standby_dead_rounds(cfg, (uint64_t)UINT32_MAX + 1),
+              RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_config_validate(cfg));
+    /* Both promotions are measured in check-quorum rounds. */
+    EXPECT_OK(raftlet_config_set_check_quorum(cfg, false));
+    EXPECT_RC(raftlet_config_validate(cfg), RAFTLET_ERR_CONFIG_INVALID);
+    CHECK(strstr(raftlet_last_error_message(), "auto_promote") != NULL);
+    EXPECT_OK(raftlet_config_set_auto_promote(cfg, false));
+    EXPECT_RC(raftlet_config_validate(cfg), RAFTLET_ERR_CONFIG_INVALID);
+    CHECK(strstr(raftlet_last_error_message(), "standby_promotion") != NULL);
+    EXPECT_OK(raftlet_config_set_standby_promotion(cfg, false));
+    EXPECT_OK(raftlet_config_validate(cfg));
+    EXPECT_OK(raftlet_config_set_check_quorum(cfg, true));
+    EXPECT_OK(raftlet_config_set_promote_min_active_rounds(cfg, 0));
+    EXPECT_RC(raftlet_config_validate(cfg), RAFTLET_ERR_CONFIG_INVALID);
+    CHECK(strstr(raftlet_last_error_message(), "promote_min_active_rounds") != NULL);
+    EXPECT_OK(raftlet_config_set_promote_min_active_rounds(cfg, 1));
+    EXPECT_OK(raftlet_config_set_standby_dead_rounds(cfg, 1));
+    EXPECT_RC(raftlet_config_validate(cfg), RAFTLET_ERR_CONFIG_INVALID);
+    CHECK(strstr(raftlet_last_error_message(), "standby_dead_rounds") != NULL);
+    EXPECT_OK(raftlet_config_set_standby_dead_rounds(cfg, 2));
+    EXPECT_OK(raftlet_config_validate(cfg));
+
+    /* At run time: turning either on without check-quorum is refused. */
+    EXPECT_OK(raftlet_config_set_check_quorum(cfg, false));
+    raftlet_storage *st = NULL;
+    EXPECT_OK(raftlet_storage_new_memory(&st));
+    const uint64_t voters[] = {1};
+    EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 1, NULL, 0));
+    raftlet_node *node = NULL;
+    EXPECT_OK(raftlet_node_new(cfg, st, &node));
+    EXPECT_RC(raftlet_node_set_auto_promote(node, true), RAFTLET_ERR_CONFIG_INVALID);
+    EXPECT_RC(raftlet_node_set_standby_promotion(node, true), RAFTLET_ERR_CONFIG_INVALID);
+    EXPECT_OK(raftlet_node_set_auto_promote(node, false));
+    EXPECT_OK(raftlet_node_set_standby_promotion(node, false));
+    EXPECT_RC(raftlet_node_set_auto_promote(NULL, false), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_set_standby_promotion(NULL, false), RAFTLET_ERR_NULL_ARG);
+    /* learner_first off: add_member proposes a voter (refused here: no leader). */
+    EXPECT_RC(raftlet_node_add_member(node, 2, NULL, 0), RAFTLET_ERR_PROPOSAL_DROPPED);
+    raftlet_node_free(node);
+    raftlet_storage_free(st);
+    raftlet_config_free(cfg);
+}
+
+static void test_learner_auto_promotion(void) {
+    reset_cluster();
+    lc_event_count = 0;
+    const uint64_t voters[] = {1};
+    lc_start_node(1, voters, 1, NULL, 0, true, false);
+    raftlet_node *n = H[1].node;
+    EXPECT_OK(raftlet_node_campaign(n));
+    lc_settle();
+    CHECK(status_of(1).role == 2);
+    EXPECT_OK(raftlet_node_propose(n, B("x=1"), 3));
+    lc_settle();
+
+    /* Weak read on the leader: its applied index, commit and itself. */
+    raftlet_local_read lr;
+    memset(&lr, 0, sizeof lr);
+    EXPECT_OK(raftlet_node_read_local(n, &lr));
+    CHECK(lr.applied == H[1].applied_index && lr.commit >= lr.applied && lr.leader == 1);
+    EXPECT_RC(raftlet_node_read_local(n, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_read_local(NULL, &lr), RAFTLET_ERR_NULL_ARG);
+
+    /* No learners yet. */
+    size_t count = 99;
+    EXPECT_OK(raftlet_node_learner_count(n, &count));
+    CHECK(count == 0);
+    raftlet_learner_status ls;
+    EXPECT_RC(raftlet_node_learner_status(n, 0, &ls), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_node_learner_count(n, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_learner_count(NULL, &count), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_learner_status(n, 0, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_learner_status(NULL, 0, &ls), RAFTLET_ERR_NULL_ARG);
+
+    /* add_member: a learner first, whatever the host asks. */
+    EXPECT_RC(raftlet_node_add_member(NULL, 2, NULL, 0), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_add_member(n, 2, NULL, 4), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_add_member(n, 1, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+    EXPECT_OK(raftlet_node_add_member(n, 2, B("10.0.0.2:7000"), 13));
+    lc_settle();
+    raftlet_status s = status_of(1);
+    CHECK(s.voters_count == 1 && s.learners_count == 1);
+    EXPECT_RC(raftlet_node_add_member(n, 2, NULL, 0), RAFTLET_ERR_CONF_CHANGE_REFUSED);
+
+    /* The learner has not answered (it does not exist yet): not promotable. */
+    EXPECT_OK(raftlet_node_learner_count(n, &count));
+    CHECK(count == 1);
+    EXPECT_OK(raftlet_node_learner_status(n, 0, &ls));
+    CHECK(ls.id == 2 && ls.lag > 0 && ls.active_rounds == 0);
+    CHECK(ls.not_promotable != RAFTLET_PROMOTABLE);
+    EXPECT_RC(raftlet_node_learner_status(n, 1, &ls), RAFTLET_ERR_INVALID_ARG);
+    char *json = NULL;
+    EXPECT_OK(raftlet_node_status_json(n, &json));
+    CHECK(json && strstr(json, "\"learnerStatus\":[{\"id\":\"2\"") != NULL);
+    CHECK(json && strstr(json, "\"promotable\":false") != NULL);
+    raftlet_string_free(json);
+
+    /* Auto-promotion off: the learner catches up but stays a learner. */
+    EXPECT_OK(raftlet_node_set_auto_promote(n, false));
+    /* The new member boots with the configuration that adds it. */
+    const uint64_t as_learner[] = {2};
+    lc_start_node(2, voters, 1, as_learner, 1, true, false);
+    lc_tick(60);
+    CHECK(lc_event_count == 0);
+    s = status_of(1);
+    CHECK(s.voters_count == 1 && s.learners_count == 1);
+    EXPECT_OK(raftlet_node_learner_status(n, 0, &ls));
+    CHECK(ls.id == 2 && ls.lag == 0 && ls.state == 1 && ls.active_rounds >= 2);
+    CHECK(ls.not_promotable == RAFTLET_PROMOTABLE);
+    CHECK(ls.not_promotable_have == 0 && ls.not_promotable_need == 0);
+    json = NULL;
+    EXPECT_OK(raftlet_node_status_json(n, &json));
+    CHECK(json && strstr(json, "\"promotable\":true,\"notPromotable\":null") != NULL);
+    raftlet_string_free(json);
+
+    /* The learner's weak read reports its applied index and its leader. */
+    EXPECT_OK(raftlet_node_read_local(H[2].node, &lr));
+    CHECK(lr.applied == H[2].applied_index && lr.applied > 0 && lr.leader == 1);
+    /* This learner refuses writes (learner_forwards_proposals off). */
+    EXPECT_RC(raftlet_node_propose(H[2].node, B("w"), 1), RAFTLET_ERR_PROPOSAL_DROPPED);
+    /* A learner reports no learners of its own. */
+    EXPECT_OK(raftlet_node_learner_count(H[2].node, &count));
+    CHECK(count == 0);
+
+    /* On again: the leader promotes it once, by itself, and says so. */
+    EXPECT_OK(raftlet_node_set_auto_promote(n, true));
+    lc_tick(40);
+    CHECK(lc_event_count == 1);
+    CHECK(lc_event_node == 1);
+    CHECK(lc_events[0].kind == RAFTLET_MEMBERSHIP_PROMOTION_PROPOSED);
+    CHECK(lc_events[0].id == 2 && lc_events[0].promoted == 2 && lc_events[0].demoted == 0);
+    CHECK(lc_events[0].index > 0 && lc_events[0].index <= H[1].applied_index);
+    s = status_of(1);
+    CHECK(s.voters_count == 2 && s.learners_count == 0 && s.role == 2);
+    EXPECT_OK(raftlet_node_learner_count(n, &count));
+    CHECK(count == 0);
+
+    /* The event accessors check their arguments. */
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_propose(n, B("y"), 1));
+    EXPECT_OK(raftlet_node_ready(n, &rd));
+    size_t ne = 99;
+    EXPECT_OK(raftlet_ready_membership_event_count(rd, &ne));
+    CHECK(ne == 0);
+    raftlet_membership_event ev;
+    EXPECT_RC(raftlet_ready_membership_event(rd, 0, &ev), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_RC(raftlet_ready_membership_event(rd, 0, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_membership_event(NULL, 0, &ev), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_membership_event_count(rd, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_membership_event_count(NULL, &ne), RAFTLET_ERR_NULL_ARG);
+    process_ready(1, rd, true);
+    EXPECT_RC(raftlet_ready_membership_event_count(rd, &ne), RAFTLET_ERR_READY_STALE);
+    EXPECT_RC(raftlet_ready_membership_event(rd, 0, &ev), RAFTLET_ERR_READY_STALE);
+    raftlet_ready_free(rd);
+    reset_cluster();
+}
+
+static void test_learner_standby(void) {
+    reset_cluster();
+    lc_event_count = 0;
+    const uint64_t voters[] = {1, 2, 3};
+    const uint64_t learners[] = {4};
+    for (uint64_t id = 1; id <= 4; id++) {
+        lc_start_node(id, voters, 3, learners, 1, false, true);
+    }
+    EXPECT_OK(raftlet_node_campaign(H[1].node));
+    lc_settle();
+    CHECK(status_of(1).role == 2);
+    EXPECT_OK(raftlet_node_propose(H[1].node, B("a"), 1));
+    lc_tick(30); /* the standby answers for a few rounds */
+    CHECK(lc_event_count == 0);
+
+    /* Voter 3 dies: the standby replaces it in one joint change. */
+    cut[3] = true;
+    for (int t = 0; t < 200 && lc_event_count == 0; t++) {
+        lc_tick(1);
+        /* 1 and 2 stay a quorum of the configuration at every step. */
+        CHECK(status_of(1).role == 2);
+    }
+    lc_tick(30);
+    CHECK(lc_event_count == 1);
+    CHECK(lc_events[0].kind == RAFTLET_MEMBERSHIP_STANDBY_SWAP_PROPOSED);
+    CHECK(lc_events[0].id == 4 && lc_events[0].promoted == 4 && lc_events[0].demoted == 3);
+    CHECK(lc_events[0].index > 0);
+    raftlet_status s = status_of(1);
+    CHECK(s.role == 2 && s.voters_count == 3 && s.learners_count == 1);
+    size_t count = 0;
+    raftlet_learner_status ls;
+    EXPECT_OK(raftlet_node_learner_count(H[1].node, &count));
+    CHECK(count == 1);
+    EXPECT_OK(raftlet_node_learner_status(H[1].node, 0, &ls));
+    CHECK(ls.id == 3 && !ls.recent_active);
+    CHECK(ls.not_promotable == RAFTLET_NOT_PROMOTABLE_LAGGING ||
+          ls.not_promotable == RAFTLET_NOT_PROMOTABLE_NOT_ACTIVE_LONG_ENOUGH);
+    if (ls.not_promotable == RAFTLET_NOT_PROMOTABLE_NOT_ACTIVE_LONG_ENOUGH) {
+        CHECK(ls.not_promotable_have == 0 && ls.not_promotable_need == 2);
+    }
+    reset_cluster();
+}
+
 int main(void) {
     RUN(test_last_error_message); /* first: no failure yet on this thread */
     RUN(test_version_and_result_str);
@@ -1993,6 +2905,12 @@ int main(void) {
     RUN(test_bootstrap);
     RUN(test_three_nodes);
     RUN(test_disk_storage);
+    RUN(test_ready_order_mistakes);
+    RUN(test_snapshot_not_persisted);
+    RUN(test_hostile_input);
+    RUN(test_learner_config);
+    RUN(test_learner_auto_promotion);
+    RUN(test_learner_standby);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

@@ -9,6 +9,14 @@
  *  - the client thread proposes on node 1 (the leader), asks for reads,
  *    and reads its status, progress and JSON status.
  *
+ * Then two host mistakes, on a node of its own:
+ *
+ *  - two threads advance the same ready at once: exactly one gets
+ *    RAFTLET_OK, the other RAFTLET_ERR_READY_STALE, every round;
+ *  - two threads run the whole Ready loop at once, without keeping the
+ *    readies in order: every call gets RAFTLET_OK or a documented error,
+ *    never RAFTLET_PANIC, and the node is not poisoned.
+ *
  * Iterations are bounded. Built by `make test-c-tsan` with
  * -fsanitize=thread (see the Makefile for what TSan can and cannot see).
  * Prints "N passed, N failed"; exits non-zero on any failure.
@@ -221,6 +229,173 @@ static void *client(void *arg) {
     return NULL;
 }
 
+/* ---- Two threads advancing the same ready ---- */
+
+#define RACE_ROUNDS 200
+
+typedef struct {
+    raftlet_node *node;
+    raftlet_ready *rd;
+    atomic_int *arrived;
+    raftlet_result rc;
+} racer;
+
+static void *race_advance(void *arg) {
+    racer *r = arg;
+    /* Both threads start the call as close together as possible. */
+    atomic_fetch_add(r->arrived, 1);
+    while (atomic_load(r->arrived) < 2) {
+    }
+    r->rc = raftlet_node_advance(r->node, r->rd);
+    return NULL;
+}
+
+/* A single-voter node, led and settled, over its own storage. */
+static void solo_node(raftlet_node **n, raftlet_storage **s) {
+    const uint64_t voters[] = {1};
+    raftlet_config *cfg = NULL;
+    MUST(raftlet_config_new(1, &cfg));
+    MUST(raftlet_storage_new_memory(s));
+    MUST(raftlet_storage_set_conf_state(*s, voters, 1, NULL, 0));
+    MUST(raftlet_node_new(cfg, *s, n));
+    raftlet_config_free(cfg);
+    MUST(raftlet_node_campaign(*n));
+    for (int i = 0; i < 10; i++) {
+        raftlet_ready *rd = NULL;
+        MUST(raftlet_node_ready(*n, &rd));
+        MUST(raftlet_storage_append_ready(*s, rd));
+        MUST(raftlet_node_advance(*n, rd));
+        raftlet_ready_free(rd);
+    }
+}
+
+static void test_double_advance_race(void) {
+    raftlet_node *n = NULL;
+    raftlet_storage *s = NULL;
+    solo_node(&n, &s);
+    raftlet_status st;
+    MUST(raftlet_node_status(n, &st));
+    CHECK(st.role == 2);
+    int one_ok = 0;
+    for (int round = 0; round < RACE_ROUNDS; round++) {
+        char d[16];
+        int len = snprintf(d, sizeof d, "r%d", round);
+        MUST(raftlet_node_propose(n, (const uint8_t *)d, (size_t)len));
+        raftlet_ready *rd = NULL;
+        MUST(raftlet_node_ready(n, &rd));
+        MUST(raftlet_storage_append_ready(s, rd));
+        atomic_int arrived;
+        atomic_init(&arrived, 0);
+        racer a = {n, rd, &arrived, RAFTLET_PANIC};
+        racer b = {n, rd, &arrived, RAFTLET_PANIC};
+        pthread_t ta, tb;
+        CHECK(pthread_create(&ta, NULL, race_advance, &a) == 0);
+        CHECK(pthread_create(&tb, NULL, race_advance, &b) == 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        bool ok = (a.rc == RAFTLET_OK && b.rc == RAFTLET_ERR_READY_STALE) ||
+                  (b.rc == RAFTLET_OK && a.rc == RAFTLET_ERR_READY_STALE);
+        if (!ok) {
+            fprintf(stderr, "round %d: %s and %s\n", round, raftlet_result_str(a.rc),
+                    raftlet_result_str(b.rc));
+        }
+        one_ok += ok;
+        raftlet_ready_free(rd);
+    }
+    CHECK(one_ok == RACE_ROUNDS);
+    /* The node went on: every proposal committed once and is applied. */
+    for (int i = 0; i < 10; i++) {
+        bool has = false;
+        MUST(raftlet_node_has_ready(n, &has));
+        if (!has) {
+            break;
+        }
+        raftlet_ready *rd = NULL;
+        MUST(raftlet_node_ready(n, &rd));
+        MUST(raftlet_storage_append_ready(s, rd));
+        MUST(raftlet_node_advance(n, rd));
+        raftlet_ready_free(rd);
+    }
+    uint64_t first = 0, last = 0;
+    MUST(raftlet_storage_bounds(s, &first, &last));
+    MUST(raftlet_node_status(n, &st));
+    CHECK(st.role == 2 && st.term == 1);
+    CHECK(last == (uint64_t)RACE_ROUNDS + 1); /* the leader's empty entry, then one per round */
+    CHECK(st.commit == last && st.applied == last);
+    raftlet_node_free(n);
+    raftlet_storage_free(s);
+}
+
+/* ---- Two threads running the Ready loop of one node at once ---- */
+
+#define LOOP_ROUNDS 500
+
+typedef struct {
+    raftlet_node *node;
+    raftlet_storage *storage;
+    int id;
+    atomic_int *unexpected;
+} looper;
+
+static bool documented(raftlet_result rc) {
+    return rc == RAFTLET_OK || rc == RAFTLET_ERR_READY_STALE ||
+           rc == RAFTLET_ERR_READY_NOT_PERSISTED || rc == RAFTLET_ERR_UNAVAILABLE ||
+           rc == RAFTLET_ERR_PROPOSAL_DROPPED;
+}
+
+static void *careless_loop(void *arg) {
+    looper *l = arg;
+    for (int i = 0; i < LOOP_ROUNDS; i++) {
+        char d[16];
+        int len = snprintf(d, sizeof d, "t%d-%d", l->id, i);
+        raftlet_result rc = raftlet_node_propose(l->node, (const uint8_t *)d, (size_t)len);
+        raftlet_ready *rd = NULL;
+        raftlet_result rr = raftlet_node_ready(l->node, &rd);
+        raftlet_result ra = RAFTLET_OK, rv = RAFTLET_OK;
+        if (rr == RAFTLET_OK) {
+            ra = raftlet_storage_append_ready(l->storage, rd);
+            /* Thread 1 advances whatever happened; thread 0 only what it persisted. */
+            if (ra == RAFTLET_OK || l->id == 1) {
+                rv = (i % 2) ? raftlet_node_advance(l->node, rd)
+                             : raftlet_node_advance_append(l->node, rd);
+            }
+            raftlet_ready_free(rd);
+        }
+        if (!documented(rc) || rr != RAFTLET_OK || !documented(ra) || !documented(rv)) {
+            atomic_fetch_add(l->unexpected, 1);
+            fprintf(stderr, "thread %d round %d: propose %s ready %s append %s advance %s\n",
+                    l->id, i, raftlet_result_str(rc), raftlet_result_str(rr),
+                    raftlet_result_str(ra), raftlet_result_str(rv));
+        }
+    }
+    return NULL;
+}
+
+static void test_concurrent_ready_loops(void) {
+    raftlet_node *n = NULL;
+    raftlet_storage *s = NULL;
+    solo_node(&n, &s);
+    atomic_int unexpected;
+    atomic_init(&unexpected, 0);
+    looper a = {n, s, 0, &unexpected};
+    looper b = {n, s, 1, &unexpected};
+    pthread_t ta, tb;
+    CHECK(pthread_create(&ta, NULL, careless_loop, &a) == 0);
+    CHECK(pthread_create(&tb, NULL, careless_loop, &b) == 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    CHECK(atomic_load(&unexpected) == 0);
+    /* Not poisoned: the node still answers, as the leader of term 1. */
+    raftlet_status st;
+    MUST(raftlet_node_status(n, &st));
+    CHECK(st.role == 2 && st.term == 1 && st.applied <= st.commit);
+    bool has = false;
+    MUST(raftlet_node_has_ready(n, &has));
+    MUST(raftlet_node_tick(n));
+    raftlet_node_free(n);
+    raftlet_storage_free(s);
+}
+
 int main(void) {
     const uint64_t voters[] = {1, 2, 3};
     for (uint64_t id = 1; id <= NODES; id++) {
@@ -263,6 +438,9 @@ int main(void) {
         raftlet_node_free(H[id].node);
         raftlet_storage_free(H[id].storage);
     }
+
+    test_double_advance_race();
+    test_concurrent_ready_loops();
     printf("%d passed, %d failed\n", atomic_load(&g_passed), atomic_load(&g_failed));
     return atomic_load(&g_failed) == 0 ? 0 : 1;
 }

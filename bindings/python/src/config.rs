@@ -5,10 +5,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use raftlet::{Config, ReadOnlyOption};
 
-use crate::convert::{type_name, Usize, READ_ONLY_OPTION, U64};
+use crate::convert::{type_name, Usize, READ_ONLY_OPTION, U32, U64};
 use crate::errors::IntoPy;
 
-/// Parses `"Safe"` / `"LeaseBased"` (or a `ReadOnlyOption` member).
+/// Parses `"Safe"` / `"LeaseBased"` (or etcd's `"ReadOnlySafe"` /
+/// `"ReadOnlyLeaseBased"`, or a `ReadOnlyOption` member).
 fn parse_read_only(obj: &Bound<'_, PyAny>) -> PyResult<ReadOnlyOption> {
     let s: String = obj.extract().map_err(|_| {
         pyo3::exceptions::PyTypeError::new_err(format!(
@@ -16,7 +17,7 @@ fn parse_read_only(obj: &Bound<'_, PyAny>) -> PyResult<ReadOnlyOption> {
             type_name(obj)
         ))
     })?;
-    match s.as_str() {
+    match s.strip_prefix("ReadOnly").unwrap_or(&s) {
         "Safe" => Ok(ReadOnlyOption::Safe),
         "LeaseBased" => Ok(ReadOnlyOption::LeaseBased),
         other => Err(PyValueError::new_err(format!(
@@ -74,9 +75,15 @@ impl PyConfig {
         max_learners = Usize(1),
         seed = U64(0),
         coalesce_appends = true,
+        learner_first = true,
+        auto_promote = false,
+        promote_min_active_rounds = U32(3),
+        standby_promotion = false,
+        standby_dead_rounds = U32(3),
+        learner_forwards_proposals = true,
     ))]
     #[pyo3(
-        text_signature = "(id=0, *, election_tick=10, heartbeat_tick=1, applied=0, max_size_per_msg=1048576, max_committed_size_per_ready=0, max_uncommitted_entries_size=0, max_inflight_msgs=256, max_inflight_bytes=0, check_quorum=True, pre_vote=True, read_only_option='Safe', disable_proposal_forwarding=False, disable_conf_change_validation=False, step_down_on_removal=True, promote_max_lag=1000, max_learners=1, seed=0, coalesce_appends=True)"
+        text_signature = "(id=0, *, election_tick=10, heartbeat_tick=1, applied=0, max_size_per_msg=1048576, max_committed_size_per_ready=0, max_uncommitted_entries_size=0, max_inflight_msgs=256, max_inflight_bytes=0, check_quorum=True, pre_vote=True, read_only_option='Safe', disable_proposal_forwarding=False, disable_conf_change_validation=False, step_down_on_removal=True, promote_max_lag=1000, max_learners=1, seed=0, coalesce_appends=True, learner_first=True, auto_promote=False, promote_min_active_rounds=3, standby_promotion=False, standby_dead_rounds=3, learner_forwards_proposals=True)"
     )]
     #[allow(clippy::too_many_arguments, reason = "one keyword argument per field")]
     fn new(
@@ -99,6 +106,12 @@ impl PyConfig {
         max_learners: Usize,
         seed: U64,
         coalesce_appends: bool,
+        learner_first: bool,
+        auto_promote: bool,
+        promote_min_active_rounds: U32,
+        standby_promotion: bool,
+        standby_dead_rounds: U32,
+        learner_forwards_proposals: bool,
     ) -> PyResult<Self> {
         let read_only_option = match read_only_option {
             Some(o) => parse_read_only(o)?,
@@ -125,6 +138,12 @@ impl PyConfig {
                 max_learners: max_learners.0,
                 seed: seed.0,
                 coalesce_appends,
+                learner_first,
+                auto_promote,
+                promote_min_active_rounds: promote_min_active_rounds.0,
+                standby_promotion,
+                standby_dead_rounds: standby_dead_rounds.0,
+                learner_forwards_proposals,
             },
         })
     }
@@ -308,7 +327,8 @@ impl PyConfig {
         self.inner.max_learners = v.0;
     }
 
-    /// The election-timeout RNG seed (0 derives one from ``id``).
+    /// The election-timeout RNG seed: 0 draws one from the OS each time a
+    /// node is created; any other value makes the timeouts reproducible.
     #[getter]
     fn seed(&self) -> u64 {
         self.inner.seed
@@ -329,6 +349,81 @@ impl PyConfig {
         self.inner.coalesce_appends = v;
     }
 
+    /// Whether ``RawNode.add_member`` proposes a new member as a learner
+    /// (default ``True``), so that a member that never answers never changes
+    /// the quorum; ``False`` adds voters directly.
+    #[getter]
+    fn learner_first(&self) -> bool {
+        self.inner.learner_first
+    }
+    #[setter]
+    fn set_learner_first(&mut self, v: bool) {
+        self.inner.learner_first = v;
+    }
+
+    /// Whether the leader promotes a learner by itself (default ``False``;
+    /// needs check-quorum) once it is within ``promote_max_lag`` entries
+    /// (a lagging voter stalls commits), active in
+    /// ``promote_min_active_rounds`` consecutive check-quorum rounds (a
+    /// silent voter weakens the quorum), not being sent a snapshot and no
+    /// other change is pending (one change at a time).
+    #[getter]
+    fn auto_promote(&self) -> bool {
+        self.inner.auto_promote
+    }
+    #[setter]
+    fn set_auto_promote(&mut self, v: bool) {
+        self.inner.auto_promote = v;
+    }
+
+    /// Consecutive check-quorum rounds a learner must have answered in before
+    /// it is promoted automatically or as a standby (default 3, at least 1).
+    #[getter]
+    fn promote_min_active_rounds(&self) -> u32 {
+        self.inner.promote_min_active_rounds
+    }
+    #[setter]
+    fn set_promote_min_active_rounds(&mut self, v: U32) {
+        self.inner.promote_min_active_rounds = v.0;
+    }
+
+    /// Whether the leader replaces a voter silent for ``standby_dead_rounds``
+    /// check-quorum rounds by a caught-up learner, in one joint change that
+    /// keeps the voter count and the quorum size (default ``False``; needs
+    /// check-quorum; never without a quorum, never two at once).
+    #[getter]
+    fn standby_promotion(&self) -> bool {
+        self.inner.standby_promotion
+    }
+    #[setter]
+    fn set_standby_promotion(&mut self, v: bool) {
+        self.inner.standby_promotion = v;
+    }
+
+    /// Consecutive silent check-quorum rounds after which a voter counts as
+    /// failed for ``standby_promotion`` (default 3, at least 2, so that one
+    /// lost round never swaps a voter out).
+    #[getter]
+    fn standby_dead_rounds(&self) -> u32 {
+        self.inner.standby_dead_rounds
+    }
+    #[setter]
+    fn set_standby_dead_rounds(&mut self, v: U32) {
+        self.inner.standby_dead_rounds = v.0;
+    }
+
+    /// Whether a learner forwards proposals to the leader (default ``True``,
+    /// as etcd) or refuses them with ``ProposalDroppedError`` (a read-only
+    /// learner that never originates a write).
+    #[getter]
+    fn learner_forwards_proposals(&self) -> bool {
+        self.inner.learner_forwards_proposals
+    }
+    #[setter]
+    fn set_learner_forwards_proposals(&mut self, v: bool) {
+        self.inner.learner_forwards_proposals = v;
+    }
+
     fn __repr__(&self) -> String {
         let c = &self.inner;
         format!(
@@ -338,7 +433,9 @@ impl PyConfig {
              check_quorum={}, pre_vote={}, read_only_option='{}', \
              disable_proposal_forwarding={}, disable_conf_change_validation={}, \
              step_down_on_removal={}, promote_max_lag={}, max_learners={}, seed={}, \
-             coalesce_appends={})",
+             coalesce_appends={}, learner_first={}, auto_promote={}, \
+             promote_min_active_rounds={}, standby_promotion={}, standby_dead_rounds={}, \
+             learner_forwards_proposals={})",
             c.id,
             c.election_tick,
             c.heartbeat_tick,
@@ -357,7 +454,13 @@ impl PyConfig {
             c.promote_max_lag,
             c.max_learners,
             c.seed,
-            py_bool(c.coalesce_appends)
+            py_bool(c.coalesce_appends),
+            py_bool(c.learner_first),
+            py_bool(c.auto_promote),
+            c.promote_min_active_rounds,
+            py_bool(c.standby_promotion),
+            c.standby_dead_rounds,
+            py_bool(c.learner_forwards_proposals)
         )
     }
 }

@@ -57,6 +57,22 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Usize {
     }
 }
 
+/// A `u32` argument: like [`U64`], and `ValueError` above 2**32 - 1.
+pub struct U32(pub u32);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for U32 {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let U64(v) = obj.extract()?;
+        u32::try_from(v).map(U32).map_err(|_| {
+            PyValueError::new_err(format!(
+                "expected a non-negative integer below 2**32, got {v}"
+            ))
+        })
+    }
+}
+
 /// The number of a raftpb enum (an `IntEnum` member or a plain int in the
 /// 32-bit range).
 #[derive(Debug, Clone, Copy)]

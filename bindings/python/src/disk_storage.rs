@@ -89,6 +89,7 @@ impl PyDiskStorage {
         let snap = ready.getattr("snapshot")?;
         if !snap.is_none() {
             let s: PyRef<'_, PySnapshot> = snap.extract()?;
+            raftlet::validate::check_conf_state(&s.inner.metadata.conf_state).py()?;
             b.apply_snapshot(g.id(), &s.inner);
         }
         let entries = ready.getattr("entries")?;
@@ -137,19 +138,24 @@ impl PyDiskStorage {
     }
 
     /// Sets the configuration a node started on this storage begins with,
-    /// durably.
+    /// durably. Raises ``ConfChangeRefusedError`` (keeping the
+    /// configuration held) for one ``MemoryStorage.set_conf_state``
+    /// refuses.
     fn set_conf_state(&self, py: Python<'_>, conf_state: PyRef<'_, PyConfState>) -> PyResult<()> {
         let g = self.handle()?;
         let cs = conf_state.inner.clone();
+        raftlet::validate::check_conf_state(&cs).py()?;
         dk(py.detach(|| g.set_conf_state(&cs)))
     }
 
     /// Replaces the log with ``snapshot`` (from ``Ready.snapshot``),
     /// durably. Raises ``SnapshotOutOfDateError`` if it is not newer than
-    /// the snapshot held.
+    /// the snapshot held, ``ConfChangeRefusedError`` if its configuration
+    /// is invalid (as for ``set_conf_state``).
     fn apply_snapshot(&self, py: Python<'_>, snapshot: PyRef<'_, PySnapshot>) -> PyResult<()> {
         let g = self.handle()?;
         let s = snapshot.inner.clone();
+        raftlet::validate::check_conf_state(&s.metadata.conf_state).py()?;
         dk(py.detach(|| g.apply_snapshot(&s)))
     }
 
@@ -165,6 +171,13 @@ impl PyDiskStorage {
     ) -> PyResult<PySnapshot> {
         let g = self.handle()?;
         let cs = conf_state.map(|c| c.inner.clone());
+        // Checked here too, so that it refuses as MemoryStorage does (the
+        // out-of-date check comes first there as well).
+        if let Some(cs) = &cs {
+            if index.0 > g.snapshot_index() {
+                raftlet::validate::check_conf_state(cs).py()?;
+            }
+        }
         let snap = dk(py.detach(|| g.create_snapshot(index.0, cs, data.map(|d| d.0))))?;
         Ok(PySnapshot { inner: snap })
     }

@@ -61,7 +61,11 @@ static TOO_MANY_LEARNERS: ExcClass = ExcClass::new("TooManyLearnersError");
 static TRANSFER_REFUSED: ExcClass = ExcClass::new("TransferRefusedError");
 static NO_LEADER: ExcClass = ExcClass::new("NoLeaderError");
 static READY_STALE: ExcClass = ExcClass::new("ReadyStaleError");
+static FOREIGN_READY: ExcClass = ExcClass::new("ForeignReadyError");
+static READY_NOT_PERSISTED: ExcClass = ExcClass::new("ReadyNotPersistedError");
 static INVALID_STATE: ExcClass = ExcClass::new("InvalidStateError");
+static INVALID_MESSAGE: ExcClass = ExcClass::new("InvalidMessageError");
+static PANIC_ERROR: ExcClass = ExcClass::new("PanicError");
 
 /// The Python exception for a core error; the message is the core's
 /// (etcd's wording).
@@ -105,6 +109,7 @@ pub fn raft_err(e: Error) -> PyErr {
         Error::TransferRefused(_) => TRANSFER_REFUSED.err(msg),
         Error::NoLeader => NO_LEADER.err(msg),
         Error::InvalidState(_) => INVALID_STATE.err(msg),
+        Error::InvalidMessage(_) => INVALID_MESSAGE.err(msg),
         // `raftlet::Error` may grow variants; they are still RaftErrors.
         #[allow(unreachable_patterns, reason = "future core variants")]
         _ => RAFT_ERROR.err(msg),
@@ -116,10 +121,26 @@ pub fn ready_stale(msg: &str) -> PyErr {
     READY_STALE.err(msg)
 }
 
+/// `ForeignReadyError` with `msg` (a Ready of another node).
+pub fn foreign_ready(msg: &str) -> PyErr {
+    FOREIGN_READY.err(msg)
+}
+
+/// `ReadyNotPersistedError` with `msg`.
+pub fn ready_not_persisted(msg: &str) -> PyErr {
+    READY_NOT_PERSISTED.err(msg)
+}
+
 /// `InvalidStateError` with `msg` (a closed node, a node poisoned by a
 /// panic inside the core).
 pub fn invalid_state(msg: &str) -> PyErr {
     INVALID_STATE.err(msg)
+}
+
+/// `PanicError` with `msg` (a panic inside the core, caught at the boundary
+/// instead of surfacing as PyO3's `PanicException`, which is no `RaftError`).
+pub fn panic_error(msg: &str) -> PyErr {
+    PANIC_ERROR.err(msg)
 }
 
 /// Extension for core results: `.py()?` raises the mapped exception.

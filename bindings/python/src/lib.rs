@@ -11,6 +11,7 @@ mod config;
 mod convert;
 mod disk_storage;
 mod errors;
+mod learner;
 mod logging;
 mod raw_node;
 mod status;
@@ -25,7 +26,13 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 #[pymodule(name = "_raftlet")]
 fn raftlet_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", VERSION)?;
-    logging::install();
+    logging::install(m.py());
+    // A test hook: set as an attribute, so that it stays out of __all__
+    // and out of the stubs.
+    m.setattr(
+        "_core_log_level",
+        wrap_pyfunction!(logging::_core_log_level, m)?,
+    )?;
     m.add_class::<config::PyConfig>()?;
     m.add_class::<storage::PyMemoryStorage>()?;
     m.add_class::<disk_storage::PyDiskStorage>()?;
@@ -42,6 +49,11 @@ fn raftlet_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::PyConfChangeV2>()?;
     m.add_class::<types::PyReadState>()?;
     m.add_class::<status::PyStatus>()?;
+    m.add_class::<status::PyBasicStatus>()?;
     m.add_class::<status::PyProgress>()?;
+    m.add_class::<learner::PyMembershipEvent>()?;
+    m.add_class::<learner::PyNotPromotable>()?;
+    m.add_class::<learner::PyLearnerStatus>()?;
+    m.add_class::<learner::PyLocalRead>()?;
     Ok(())
 }

@@ -4,7 +4,14 @@
 //! a frozen pyclass. No Python object is created or touched while that lock
 //! is held, and the GIL is released around `step` and `ready`, which can
 //! be long (a snapshot, a big batch of entries).
+//!
+//! A panic inside the core (a broken invariant, or a host that broke the
+//! storage contract) is caught at this boundary and raised as
+//! ``PanicError``, a ``RaftError``; it unwinds through the node's lock,
+//! which poisons it, so every later call raises ``InvalidStateError``.
 
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -19,8 +26,11 @@ use raftlet_disk::AnyStorage;
 use crate::config::PyConfig;
 use crate::convert::{state_role, type_name, BytesArg, Ids, U64};
 use crate::disk_storage::PyDiskStorage;
-use crate::errors::{invalid_state, ready_stale, IntoPy};
-use crate::status::PyStatus;
+use crate::errors::{
+    foreign_ready, invalid_state, panic_error, ready_not_persisted, ready_stale, IntoPy,
+};
+use crate::learner::{PyLocalRead, PyMembershipEvent};
+use crate::status::{PyBasicStatus, PyStatus};
 use crate::storage::PyMemoryStorage;
 use crate::types::{
     entry_list, message_list, PyConfChange, PyConfChangeV2, PyConfState, PyHardState, PyMessage,
@@ -31,10 +41,12 @@ use crate::types::{
 /// node other than the one that produced it.
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
-/// Why the node could not be reached.
+/// Why the node could not be reached, or the call did not finish.
 enum NodeUnusable {
     Closed,
     Poisoned,
+    /// The core panicked during this call (the payload's message).
+    Panicked(String),
 }
 
 impl From<NodeUnusable> for PyErr {
@@ -44,11 +56,101 @@ impl From<NodeUnusable> for PyErr {
             NodeUnusable::Poisoned => {
                 invalid_state("raftlet: the RawNode is unusable after a panic inside the core")
             }
+            NodeUnusable::Panicked(msg) => panic_error(&format!(
+                "raftlet: panic inside the core: {msg} (the RawNode is unusable from now on)"
+            )),
         }
     }
 }
 
-type Guard<'a> = MutexGuard<'a, Option<RawNode<AnyStorage>>>;
+/// The message of a panic payload (`panic!` with a literal or a format).
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// Runs `f`, turning a panic into [`NodeUnusable::Panicked`]. A guard that
+/// `f` holds is dropped while unwinding, which poisons the node's lock.
+fn no_panic<R>(f: impl FnOnce() -> Result<R, NodeUnusable>) -> Result<R, NodeUnusable> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(NodeUnusable::Panicked(panic_message(payload.as_ref()))),
+    }
+}
+
+type Guard<'a> = MutexGuard<'a, Option<NodeState>>;
+
+/// The node and what the binding tracks about its Readies, under one lock.
+struct NodeState {
+    rn: RawNode<AnyStorage>,
+    /// The last committed index handed out by the Readies taken so far.
+    applying: u64,
+    /// What the Readies taken so far asked to write.
+    written: Written,
+    /// The number of the last Ready advanced (0 before the first): it and
+    /// every earlier one are acknowledged.
+    advanced: u64,
+}
+
+/// What a Ready, and the earlier ones it covers, asked the host to write:
+/// advancing it makes the node take that as durable and read it back
+/// from its storage later.
+#[derive(Debug, Clone, Copy, Default)]
+struct Written {
+    /// The last entry handed out for writing, as (index, term, the node's
+    /// term when it was handed out): the last entry of the log then, which
+    /// the core takes as stable.
+    entry: Option<(u64, u64, u64)>,
+    /// The highest snapshot index handed out (0 for none).
+    snapshot: u64,
+}
+
+impl Written {
+    /// Takes in what `rd` asks to write.
+    fn record(&mut self, rd: &Ready, term: u64) {
+        if let Some(e) = rd.entries.last() {
+            self.entry = Some((e.index, e.term, term));
+        }
+        if let Some(s) = &rd.snapshot {
+            self.snapshot = self.snapshot.max(s.metadata.index);
+        }
+    }
+
+    /// Whether the node's storage holds what was asked, as far as the core
+    /// relies on it: the snapshot, and the last entry unless the term
+    /// changed since it was handed out (the core then no longer takes it
+    /// as stable, and a newer leader's entries may have replaced it).
+    fn check(&self, rn: &RawNode<AnyStorage>) -> Result<(), String> {
+        let store = rn.store();
+        let snap = store.snapshot_index();
+        if self.snapshot > snap {
+            return Err(format!(
+                "raftlet: the snapshot at index {} is not in the storage (it holds {snap})",
+                self.snapshot
+            ));
+        }
+        let Some((index, term, handed_out_in)) = self.entry else {
+            return Ok(());
+        };
+        if handed_out_in != rn.basic_status().hard_state.term {
+            return Ok(());
+        }
+        match raftlet::Storage::term(store, index) {
+            Ok(t) if t == term => Ok(()),
+            // Compacted after it was applied: it was there.
+            Err(raftlet::Error::Store(raftlet::StorageError::Compacted)) => Ok(()),
+            _ => Err(format!(
+                "raftlet: entry {index} (term {term}) is not in the storage: persist the \
+                 Ready before advancing it"
+            )),
+        }
+    }
+}
 
 /// A configuration change argument: a ``ConfChange`` or a ``ConfChangeV2``.
 fn conf_change_arg(cc: &Bound<'_, PyAny>) -> PyResult<ConfChangeI> {
@@ -75,7 +177,7 @@ fn conf_change_arg(cc: &Bound<'_, PyAny>) -> PyResult<ConfChangeI> {
 /// A node may be shared between threads (calls are serialized by a lock).
 #[pyclass(frozen, module = "raftlet._raftlet", name = "RawNode")]
 pub struct PyRawNode {
-    node: Mutex<Option<RawNode<AnyStorage>>>,
+    node: Mutex<Option<NodeState>>,
     storage: Py<PyAny>,
     serial: u64,
 }
@@ -95,44 +197,80 @@ impl PyRawNode {
         py: Python<'_>,
         f: impl FnOnce(&mut RawNode<AnyStorage>) -> R,
     ) -> PyResult<R> {
-        let r = {
-            let mut g = self.lock(py)?;
-            let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
-            f(node)
-        };
-        crate::logging::flush(py);
-        Ok(r)
+        self.with_state(py, |st| f(&mut st.rn))
     }
 
-    /// Runs `f` on the node under its lock with the GIL released.
-    fn with_detached<R: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut RawNode<AnyStorage>) -> R + Send,
-    ) -> PyResult<R> {
-        let r = py.detach(|| {
-            let mut g = self.node.lock().map_err(|_| NodeUnusable::Poisoned)?;
-            let node = g.as_mut().ok_or(NodeUnusable::Closed)?;
-            Ok::<R, NodeUnusable>(f(node))
+    /// Runs `f` on the node and its Ready tracking under its lock.
+    fn with_state<R>(&self, py: Python<'_>, f: impl FnOnce(&mut NodeState) -> R) -> PyResult<R> {
+        let r = no_panic(|| {
+            let mut g = self.lock(py)?;
+            let st = g.as_mut().ok_or(NodeUnusable::Closed)?;
+            Ok(f(st))
         });
         crate::logging::flush(py);
         Ok(r?)
     }
 
-    /// Marks `rd` used, checking that it belongs to this node.
-    fn take_ready(&self, rd: &PyReady) -> PyResult<u64> {
+    /// Runs `f` on the node and its Ready tracking under its lock with the
+    /// GIL released.
+    fn with_detached<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut NodeState) -> R + Send,
+    ) -> PyResult<R> {
+        let r = py.detach(|| {
+            no_panic(|| {
+                let mut g = self.node.lock().map_err(|_| NodeUnusable::Poisoned)?;
+                let st = g.as_mut().ok_or(NodeUnusable::Closed)?;
+                Ok(f(st))
+            })
+        });
+        crate::logging::flush(py);
+        Ok(r?)
+    }
+
+    /// Acknowledges `rd` as durable (and, with `apply`, its committed
+    /// entries and those of earlier Readies as applied). Every check and
+    /// the acknowledgement happen under the node lock: of two threads
+    /// advancing the same Ready, exactly one succeeds; on an error nothing
+    /// changes.
+    fn advance_ready(&self, py: Python<'_>, rd: &PyReady, apply: bool) -> PyResult<()> {
         if rd.serial != self.serial {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "this Ready was produced by another RawNode",
+            return Err(foreign_ready(
+                "raftlet: this Ready was produced by another RawNode",
             ));
         }
-        if rd.used.swap(true, Ordering::AcqRel) {
-            return Err(ready_stale(&format!(
-                "raftlet: Ready {} was already advanced",
-                rd.number
-            )));
-        }
-        Ok(rd.number)
+        let number = rd.number;
+        self.with_state(py, |st| {
+            if rd.used.load(Ordering::Acquire) {
+                return Err(ready_stale(&format!(
+                    "raftlet: Ready {number} was already advanced"
+                )));
+            }
+            if number <= st.advanced {
+                return Err(ready_stale(&format!(
+                    "raftlet: Ready {number} is covered by Ready {}, advanced before it: \
+                     advance Readies in the order they were taken",
+                    st.advanced
+                )));
+            }
+            rd.written
+                .check(&st.rn)
+                .map_err(|why| ready_not_persisted(&why))?;
+            if rd.used.swap(true, Ordering::AcqRel) {
+                return Err(ready_stale(&format!(
+                    "raftlet: Ready {number} was already advanced"
+                )));
+            }
+            st.rn.on_persist_ready(number);
+            st.advanced = number;
+            if apply {
+                // Only what this Ready and the earlier ones handed out: a
+                // later Ready, taken already, may still be being applied.
+                st.rn.advance_apply_to(rd.applying);
+            }
+            Ok(())
+        })?
     }
 }
 
@@ -151,12 +289,18 @@ impl PyRawNode {
         } else {
             return Err(pyo3::exceptions::PyTypeError::new_err(format!(
                 "expected a MemoryStorage or DiskStorage, got {}",
-                crate::convert::type_name(&storage)
+                type_name(&storage)
             )));
         };
-        let node = RawNode::new(&config.inner, store).py()?;
+        crate::logging::sync_level(storage.py());
+        let rn = no_panic(|| Ok(RawNode::new(&config.inner, store)))?.py()?;
         Ok(PyRawNode {
-            node: Mutex::new(Some(node)),
+            node: Mutex::new(Some(NodeState {
+                rn,
+                applying: 0,
+                written: Written::default(),
+                advanced: 0,
+            })),
             storage: storage.unbind(),
             serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
         })
@@ -166,21 +310,30 @@ impl PyRawNode {
     /// committed conf-change entry per voter and learner, which the next
     /// Ready hands out to persist and apply.
     ///
-    /// Raises ``InvalidStateError`` when there are no voters or the storage
-    /// is not empty.
+    /// Everything is checked first: a refused bootstrap changes nothing, so
+    /// a corrected call may follow. Raises ``InvalidStateError`` when there
+    /// are no voters or the storage is not empty, and
+    /// ``ConfChangeRefusedError`` when an id is 0, 2**64 - 1 or 2**64 - 2,
+    /// appears twice, or is both a voter and a learner.
     #[pyo3(signature = (voters, learners = Ids::default()))]
     #[pyo3(text_signature = "($self, voters, learners=())")]
     fn bootstrap(&self, py: Python<'_>, voters: Ids, learners: Ids) -> PyResult<()> {
         self.with(py, |n| n.bootstrap(&voters.0, &learners.0))?.py()
     }
 
-    /// Advances the logical clock by one tick.
+    /// Advances the logical clock by one tick (and picks up the level of
+    /// ``logging.getLogger("raftlet")``).
     fn tick(&self, py: Python<'_>) -> PyResult<()> {
+        crate::logging::sync_level(py);
         self.with(py, |n| n.tick())
     }
 
     /// Makes this node campaign at once (pre-vote first when enabled).
+    ///
+    /// Raises ``InvalidStateError`` when the node's term or last index is
+    /// at the limit 2**63 - 1 (it can never campaign again).
     fn campaign(&self, py: Python<'_>) -> PyResult<()> {
+        crate::logging::sync_level(py);
         self.with(py, |n| n.campaign())?.py()
     }
 
@@ -219,7 +372,9 @@ impl PyRawNode {
     /// Raises ``ProposalDroppedError`` as ``propose`` does, and, when the
     /// leader refuses the change, ``ConfChangeRefusedError``,
     /// ``PromotionNotReadyError`` (a learner that lags) or
-    /// ``TooManyLearnersError``.
+    /// ``TooManyLearnersError``. A change of an unknown type or transition,
+    /// or of node 0, 2**64 - 1 or 2**64 - 2, is refused with
+    /// ``ConfChangeRefusedError`` on every node.
     fn propose_conf_change(&self, py: Python<'_>, cc: &Bound<'_, PyAny>) -> PyResult<()> {
         let cc = conf_change_arg(cc)?;
         self.with(py, |n| n.propose_conf_change(cc))?.py()
@@ -229,7 +384,10 @@ impl PyRawNode {
     /// see ``Entry.conf_change()``) and returns the new configuration.
     ///
     /// Raises ``ConfChangeRefusedError`` when the change is not valid for
-    /// the current configuration.
+    /// the current configuration; the configuration is left unchanged and
+    /// the node keeps working. A raftlet leader never commits such a
+    /// change, but an etcd leader may: log it and treat the entry as a
+    /// no-op, as every raftlet node does.
     fn apply_conf_change(&self, py: Python<'_>, cc: &Bound<'_, PyAny>) -> PyResult<PyConfState> {
         let cc = conf_change_arg(cc)?;
         let cs = self.with(py, |n| n.apply_conf_change(&cc))?.py()?;
@@ -238,12 +396,15 @@ impl PyRawNode {
 
     /// Processes a message received from a peer (the GIL is released).
     ///
-    /// Raises ``StepLocalMessageError`` for local-only message types and
-    /// ``StepPeerNotFoundError`` for responses from unknown peers.
+    /// Raises ``StepLocalMessageError`` for local-only message types,
+    /// ``InvalidMessageError`` for a message of an unknown type, with a
+    /// term or index above 2**63 - 1, or from an id that cannot be a member
+    /// (nothing in the node changes), and ``StepPeerNotFoundError`` for
+    /// responses from unknown peers.
     fn step(&self, py: Python<'_>, message: PyRef<'_, PyMessage>) -> PyResult<()> {
         let m: Message = message.inner.clone();
         drop(message);
-        self.with_detached(py, move |n| n.step(m))?.py()
+        self.with_detached(py, move |st| st.rn.step(m))?.py()
     }
 
     /// Requests a linearizable read; the answer arrives as a ``ReadState``
@@ -252,6 +413,49 @@ impl PyRawNode {
     /// Raises ``NoLeaderError`` when no leader is known.
     fn read_index(&self, py: Python<'_>, ctx: BytesArg) -> PyResult<()> {
         self.with(py, |n| n.read_index(ctx.0))?.py()
+    }
+
+    /// Proposes adding member ``id`` with the host's ``context`` (for
+    /// example its address): as a learner when ``Config.learner_first`` is
+    /// on (the default), to be promoted once it has caught up (by the host,
+    /// or by the leader with ``Config.auto_promote``); as a voter otherwise.
+    /// A learner added first never changes the quorum, so a member that
+    /// never answers can be removed again without losing availability.
+    ///
+    /// Raises ``ConfChangeRefusedError`` when ``id`` is already a member,
+    /// and the errors of ``propose_conf_change``.
+    #[pyo3(signature = (id, context = None))]
+    #[pyo3(text_signature = "($self, id, context=b'')")]
+    fn add_member(&self, py: Python<'_>, id: U64, context: Option<BytesArg>) -> PyResult<()> {
+        let ctx = context.map(|c| c.0).unwrap_or_default();
+        self.with(py, |n| n.add_member(id.0, ctx))?.py()
+    }
+
+    /// Turns automatic promotion (``Config.auto_promote``) on or off at run
+    /// time; off, a promotion already proposed still takes effect.
+    ///
+    /// Raises ``ConfigError`` when turning it on without check-quorum.
+    fn set_auto_promote(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        self.with(py, |n| n.set_auto_promote(on))?.py()
+    }
+
+    /// Turns standby promotion (``Config.standby_promotion``) on or off at
+    /// run time.
+    ///
+    /// Raises ``ConfigError`` when turning it on without check-quorum.
+    fn set_standby_promotion(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        self.with(py, |n| n.set_standby_promotion(on))?.py()
+    }
+
+    /// A weak (local) read: serve it from the state applied up to
+    /// ``applied``; ``commit - applied`` is how stale it may be by this
+    /// node's knowledge. For a read that sees every write acknowledged
+    /// before it began, use ``read_index`` (a learner forwards it to the
+    /// leader) and serve it once applied up to the ``ReadState``'s index.
+    fn read_local(&self, py: Python<'_>) -> PyResult<PyLocalRead> {
+        Ok(PyLocalRead {
+            inner: self.with(py, |n| n.read_local())?,
+        })
     }
 
     /// Asks the leader to hand leadership to ``transferee``.
@@ -292,31 +496,46 @@ impl PyRawNode {
     /// Takes the next batch of work (the GIL is released while it is
     /// built). Every Ready must be handed back with ``advance`` (or
     /// ``advance_append``) once handled.
+    ///
+    /// Several Readies may be in flight, but they are advanced in the
+    /// order they were taken, each once: advancing one covers the earlier
+    /// ones, which can no longer be advanced. A host that runs the Ready
+    /// loop from several threads must keep that order itself.
     fn ready(&self, py: Python<'_>) -> PyResult<PyReady> {
-        let rd = self.with_detached(py, |n| n.ready())?;
-        PyReady::from_ready(py, self.serial, rd)
+        crate::logging::sync_level(py);
+        let (rd, applying, written) = self.with_detached(py, |st| {
+            let rd = st.rn.ready();
+            if let Some(last) = rd.committed_entries.last() {
+                st.applying = st.applying.max(last.index);
+            }
+            let term = st.rn.basic_status().hard_state.term;
+            st.written.record(&rd, term);
+            (rd, st.applying, st.written)
+        })?;
+        PyReady::from_ready(py, self.serial, rd, applying, written)
     }
 
     /// Reports that a Ready was fully handled: its writes are durable and
-    /// its committed entries applied.
+    /// its committed entries applied, with those of earlier Readies (not
+    /// those of later Readies already taken). Earlier Readies not advanced
+    /// yet are covered by it.
     ///
-    /// Raises ``ReadyStaleError`` if the Ready was already advanced.
+    /// Raises ``ReadyStaleError`` if the Ready was already advanced or a
+    /// later one was, ``ForeignReadyError`` (also a ``ValueError``) for a
+    /// Ready of another node and ``ReadyNotPersistedError`` when the
+    /// storage lacks its entries or snapshot (or an earlier Ready's it
+    /// would cover). Nothing changes on an error.
     fn advance(&self, py: Python<'_>, ready: PyRef<'_, PyReady>) -> PyResult<()> {
-        let number = self.take_ready(&ready)?;
-        self.with(py, |n| {
-            n.on_persist_ready(number);
-            n.advance_apply();
-        })
+        self.advance_ready(py, &ready, true)
     }
 
     /// Reports that a Ready's writes are durable, for hosts that apply
     /// committed entries asynchronously; follow up with
-    /// ``advance_apply_to``. Earlier Readies are taken as durable too.
+    /// ``advance_apply_to``. Earlier Readies are covered, as by ``advance``.
     ///
-    /// Raises ``ReadyStaleError`` if the Ready was already advanced.
+    /// Raises as ``advance`` does.
     fn advance_append(&self, py: Python<'_>, ready: PyRef<'_, PyReady>) -> PyResult<()> {
-        let number = self.take_ready(&ready)?;
-        self.with(py, |n| n.on_persist_ready(number))
+        self.advance_ready(py, &ready, false)
     }
 
     /// Reports that committed entries up to ``index`` are applied (capped
@@ -334,6 +553,15 @@ impl PyRawNode {
     fn status(&self, py: Python<'_>) -> PyResult<PyStatus> {
         Ok(PyStatus {
             inner: self.with(py, |n| n.status())?,
+        })
+    }
+
+    /// The cheap part of the status (etcd ``BasicStatus``): id, hard and
+    /// soft state, applied index and lead transferee, read in one call
+    /// under the lock, without the configuration or the peers' progress.
+    fn basic_status(&self, py: Python<'_>) -> PyResult<PyBasicStatus> {
+        Ok(PyBasicStatus {
+            inner: self.with(py, |n| n.basic_status())?,
         })
     }
 
@@ -423,6 +651,10 @@ impl PyRawNode {
 pub struct PyReady {
     serial: u64,
     number: u64,
+    /// What advancing it reports applied.
+    applying: u64,
+    /// What advancing it makes the node take as durable.
+    written: Written,
     used: AtomicBool,
     soft_state: Option<Py<PySoftState>>,
     hard_state: Option<Py<PyHardState>>,
@@ -432,15 +664,24 @@ pub struct PyReady {
     committed_entries: Py<PyList>,
     messages: Py<PyList>,
     persisted_messages: Py<PyList>,
+    membership_events: Py<PyList>,
     must_sync: bool,
 }
 
 impl PyReady {
-    fn from_ready(py: Python<'_>, serial: u64, rd: Ready) -> PyResult<PyReady> {
+    fn from_ready(
+        py: Python<'_>,
+        serial: u64,
+        rd: Ready,
+        applying: u64,
+        written: Written,
+    ) -> PyResult<PyReady> {
         let number = rd.number();
         Ok(PyReady {
             serial,
             number,
+            applying,
+            written,
             used: AtomicBool::new(false),
             soft_state: rd
                 .soft_state
@@ -463,6 +704,13 @@ impl PyReady {
             committed_entries: entry_list(py, rd.committed_entries)?.unbind(),
             messages: message_list(py, rd.messages)?.unbind(),
             persisted_messages: message_list(py, rd.persisted_messages)?.unbind(),
+            membership_events: PyList::new(
+                py,
+                rd.membership_events
+                    .into_iter()
+                    .map(|e| PyMembershipEvent { inner: e }),
+            )?
+            .unbind(),
             must_sync: rd.must_sync,
         })
     }
@@ -523,6 +771,27 @@ impl PyReady {
     #[getter]
     fn persisted_messages(&self, py: Python<'_>) -> Py<PyList> {
         self.persisted_messages.clone_ref(py)
+    }
+
+    /// The membership changes the leader proposed by itself since the
+    /// previous Ready (``MembershipEvent`` objects), for the host's log.
+    #[getter]
+    fn membership_events(&self, py: Python<'_>) -> Py<PyList> {
+        self.membership_events.clone_ref(py)
+    }
+
+    /// Every message of this Ready in one new list, ``messages`` first and
+    /// then ``persisted_messages``: what a synchronous host sends once the
+    /// write of this Ready is durable (etcd's ``Ready.Messages``).
+    fn all_messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let all = PyList::empty(py);
+        for m in self.messages.bind(py).iter() {
+            all.append(m)?;
+        }
+        for m in self.persisted_messages.bind(py).iter() {
+            all.append(m)?;
+        }
+        Ok(all)
     }
 
     /// Whether the write of this Ready must be synced to disk.

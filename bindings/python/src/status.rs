@@ -1,12 +1,14 @@
-//! [`PyStatus`] and [`PyProgress`]: snapshots of a node's state.
+//! [`PyStatus`], [`PyBasicStatus`] and [`PyProgress`]: snapshots of a
+//! node's state.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use raftlet::pb::ConfState;
 use raftlet::tracker::Progress;
-use raftlet::Status;
+use raftlet::{BasicStatus, Status};
 
 use crate::convert::{id_list, state_role};
+use crate::learner::PyLearnerStatus;
 use crate::types::{PyConfState, PyHardState, PySoftState};
 
 /// The leader's view of one peer's log (etcd ``tracker.Progress``), as of
@@ -82,6 +84,97 @@ impl PyProgress {
             p.next,
             if p.recent_active { "True" } else { "False" },
             if p.is_learner { "True" } else { "False" },
+        )
+    }
+}
+
+/// The cheap part of a node's state (etcd ``BasicStatus``), taken by
+/// ``RawNode.basic_status()``: a handful of numbers copied under the node's
+/// lock, no configuration and no progress.
+#[pyclass(frozen, module = "raftlet._raftlet", name = "BasicStatus", eq)]
+#[derive(Clone, PartialEq)]
+pub struct PyBasicStatus {
+    pub inner: BasicStatus,
+}
+
+#[pymethods]
+impl PyBasicStatus {
+    /// The node's id.
+    #[getter]
+    fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// The current term.
+    #[getter]
+    fn term(&self) -> u64 {
+        self.inner.hard_state.term
+    }
+
+    /// Whom the node voted for in this term (0 for nobody).
+    #[getter]
+    fn vote(&self) -> u64 {
+        self.inner.hard_state.vote
+    }
+
+    /// The commit index.
+    #[getter]
+    fn commit(&self) -> u64 {
+        self.inner.hard_state.commit
+    }
+
+    /// The known leader (0 for none).
+    #[getter]
+    fn leader_id(&self) -> u64 {
+        self.inner.soft_state.leader_id
+    }
+
+    /// The node's role (a ``StateRole``, a ``str``: ``raft_state == "Leader"``).
+    #[getter]
+    fn raft_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        state_role(py, self.inner.soft_state.raft_state)
+    }
+
+    /// The last index the host reported applied.
+    #[getter]
+    fn applied(&self) -> u64 {
+        self.inner.applied
+    }
+
+    /// The target of a leader transfer under way (0 for none).
+    #[getter]
+    fn lead_transferee(&self) -> u64 {
+        self.inner.lead_transferee
+    }
+
+    /// Term, vote and commit.
+    #[getter]
+    fn hard_state(&self) -> PyHardState {
+        PyHardState {
+            inner: self.inner.hard_state,
+        }
+    }
+
+    /// Leader and role.
+    #[getter]
+    fn soft_state(&self) -> PySoftState {
+        PySoftState {
+            inner: self.inner.soft_state,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let b = &self.inner;
+        format!(
+            "BasicStatus(id={}, raft_state={}, term={}, vote={}, commit={}, applied={}, leader_id={}, lead_transferee={})",
+            b.id,
+            b.soft_state.raft_state,
+            b.hard_state.term,
+            b.hard_state.vote,
+            b.hard_state.commit,
+            b.applied,
+            b.soft_state.leader_id,
+            b.lead_transferee
         )
     }
 }
@@ -213,6 +306,20 @@ impl PyStatus {
             d.set_item(id, PyProgress { inner: pr.clone() })?;
         }
         Ok(d)
+    }
+
+    /// Every learner as the leader sees it (``LearnerStatus`` objects, by
+    /// ascending id): lag, activity and whether it could be promoted now;
+    /// empty unless this node leads. (``learners`` lists the learners' ids.)
+    #[getter]
+    fn learner_status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(
+            py,
+            self.inner
+                .learners
+                .iter()
+                .map(|l| PyLearnerStatus { inner: l.clone() }),
+        )
     }
 
     /// The status as JSON, in the shape of etcd's ``Status.MarshalJSON``

@@ -24,14 +24,17 @@ impl PyMemoryStorage {
     /// started on it begins with (the initial members of a new cluster, or
     /// the current ones for a node that joins); without it the node starts
     /// with an empty configuration (for ``RawNode.bootstrap`` or a snapshot).
+    ///
+    /// Raises ``ConfChangeRefusedError`` for a configuration no node can
+    /// start from (see ``set_conf_state``).
     #[new]
     #[pyo3(signature = (conf_state = None))]
-    fn new(conf_state: Option<PyRef<'_, PyConfState>>) -> Self {
+    fn new(conf_state: Option<PyRef<'_, PyConfState>>) -> PyResult<Self> {
         let inner = match conf_state {
-            Some(cs) => MemoryStorage::new_with_conf_state(cs.inner.clone()),
+            Some(cs) => MemoryStorage::new_with_conf_state(cs.inner.clone()).py()?,
             None => MemoryStorage::new(),
         };
-        PyMemoryStorage { inner }
+        Ok(PyMemoryStorage { inner })
     }
 
     /// Appends entries (from ``Ready.entries``), which must be consecutive.
@@ -39,7 +42,7 @@ impl PyMemoryStorage {
     /// index of the first new one on are replaced.
     ///
     /// Raises ``UnavailableError`` if the entries would leave a gap after
-    /// the last one (nothing is changed then).
+    /// the last one, or are not consecutive (nothing is changed then).
     fn append(&self, entries: &Bound<'_, PyAny>) -> PyResult<()> {
         let ents =
             crate::convert::extract_each::<PyEntry, _>(entries, "Entry", |e| e.inner.clone())?;
@@ -72,15 +75,24 @@ impl PyMemoryStorage {
     }
 
     /// Sets the configuration a node started on this storage begins with.
-    fn set_conf_state(&self, conf_state: PyRef<'_, PyConfState>) {
-        self.inner.wl().set_conf_state(conf_state.inner.clone());
+    ///
+    /// Raises ``ConfChangeRefusedError`` (keeping the configuration held)
+    /// when it names 0, 2**64 - 1 or 2**64 - 2, names an id twice, has a
+    /// voter that is also a learner, or is otherwise not a configuration
+    /// membership changes can produce.
+    fn set_conf_state(&self, conf_state: PyRef<'_, PyConfState>) -> PyResult<()> {
+        self.inner
+            .wl()
+            .set_conf_state(conf_state.inner.clone())
+            .py()
     }
 
     /// Replaces the whole contents with ``snapshot`` (from
     /// ``Ready.snapshot``): the log becomes empty and starts right after it.
     ///
     /// Raises ``SnapshotOutOfDateError`` if it is not newer than the
-    /// snapshot held.
+    /// snapshot held, ``ConfChangeRefusedError`` if its configuration is
+    /// invalid (as for ``set_conf_state``).
     fn apply_snapshot(&self, snapshot: PyRef<'_, PySnapshot>) -> PyResult<()> {
         self.inner.wl().apply_snapshot(snapshot.inner.clone()).py()
     }
@@ -91,8 +103,10 @@ impl PyMemoryStorage {
     /// compacted: call ``compact`` for that.
     ///
     /// Raises ``SnapshotOutOfDateError`` if ``index`` is not past the
-    /// current snapshot, ``UnavailableError`` if it is past the last entry
-    /// and ``CompactedError`` if its entry was compacted away.
+    /// current snapshot, ``UnavailableError`` if it is past the last entry,
+    /// ``CompactedError`` if its entry was compacted away and
+    /// ``ConfChangeRefusedError`` if ``conf_state`` is invalid (as for
+    /// ``set_conf_state``).
     #[pyo3(signature = (index, conf_state = None, data = None))]
     fn create_snapshot(
         &self,

@@ -1092,7 +1092,8 @@ pub struct PySoftState {
     pub inner: SoftState,
 }
 
-/// Parses a role name (`"Leader"`, a `StateRole` member, ...).
+/// Parses a role name (`"Leader"` or etcd's `"StateLeader"`, or a
+/// `StateRole` member, whose value is the former).
 pub fn parse_role(obj: &Bound<'_, PyAny>) -> PyResult<StateRole> {
     let s: String = obj.extract().map_err(|_| {
         pyo3::exceptions::PyTypeError::new_err(format!(
@@ -1100,7 +1101,7 @@ pub fn parse_role(obj: &Bound<'_, PyAny>) -> PyResult<StateRole> {
             crate::convert::type_name(obj)
         ))
     })?;
-    match s.as_str() {
+    match s.strip_prefix("State").unwrap_or(&s) {
         "Follower" => Ok(StateRole::Follower),
         "Candidate" => Ok(StateRole::Candidate),
         "Leader" => Ok(StateRole::Leader),

@@ -48,6 +48,7 @@ class Host:
         self.conf_state = conf_state if conf_state is not None else ConfState()
         self.read_states: list[raftlet.ReadState] = []
         self.roles: list[str] = []
+        self.events: list[raftlet.MembershipEvent] = []
 
     def handle_ready(self) -> list[Message]:
         """Runs one Ready cycle and returns the messages to send."""
@@ -74,6 +75,7 @@ class Host:
                 self.conf_state = self.node.apply_conf_change(e.conf_change())
             self.applied_index = e.index
         self.read_states.extend(rd.read_states)
+        self.events.extend(rd.membership_events)
         # 4. Advance.
         self.node.advance(rd)
         return out

@@ -9,6 +9,7 @@ import pytest
 
 from raftlet import (
     CompactedError,
+    ConfChangeRefusedError,
     Config,
     ConfState,
     DiskStorage,
@@ -100,6 +101,25 @@ def test_methods_mirror_memory_storage(tmp_path: Path) -> None:
     with DiskStorage(tmp_path, group=7) as s:
         assert s.snapshot().data == b"newer"
         assert s.hard_state().commit == 5
+
+
+def test_invalid_configurations_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    with DiskStorage(tmp_path) as s:
+        s.set_conf_state(ConfState(voters=[1, 2]))
+        s.append([Entry(term=1, index=i) for i in range(1, 4)])
+        for bad in (ConfState(voters=[1, 1]), ConfState(voters=[0]), ConfState(voters=[1], learners=[1])):
+            with pytest.raises(ConfChangeRefusedError):
+                s.set_conf_state(bad)
+            with pytest.raises(ConfChangeRefusedError):
+                s.apply_snapshot(Snapshot(index=9, term=1, conf_state=bad))
+            with pytest.raises(ConfChangeRefusedError):
+                s.create_snapshot(2, bad)
+        assert s.conf_state().voters == [1, 2]
+        assert (s.first_index(), s.last_index()) == (1, 3)
+        assert s.snapshot().index == 0
+    with DiskStorage(tmp_path) as s:
+        assert s.conf_state().voters == [1, 2]
+        assert s.snapshot().index == 0
 
 
 def test_raw_node_refuses_other_storages() -> None:

@@ -14,7 +14,9 @@ EXPECTED = {
     # DESIGN §5 classes.
     "Config", "MemoryStorage", "RawNode", "Ready", "Message", "Entry", "HardState",
     "SoftState", "ConfState", "Snapshot", "ConfChange", "ConfChangeV2", "ConfChangeSingle",
-    "ReadState", "Status", "Progress",
+    "ReadState", "Status", "BasicStatus", "Progress",
+    # The learner lifecycle.
+    "MembershipEvent", "NotPromotable", "LearnerStatus", "LocalRead",
     # Issue 15: the durable storage.
     "DiskStorage",
     # Enums.
@@ -26,6 +28,8 @@ EXPECTED = {
     "SnapshotTemporarilyUnavailableError", "ConfigError", "DecodeError",
     "ConfChangeRefusedError", "PromotionNotReadyError", "TooManyLearnersError",
     "TransferRefusedError", "NoLeaderError", "ReadyStaleError", "InvalidStateError",
+    "ForeignReadyError", "ReadyNotPersistedError", "InvalidMessageError",
+    "PanicError",
     "__version__",
 }
 
@@ -53,6 +57,7 @@ def test_exception_hierarchy() -> None:
         assert issubclass(sub, raftlet.StorageError)
     assert issubclass(raftlet.ConfigError, ValueError)
     assert issubclass(raftlet.DecodeError, ValueError)
+    assert issubclass(raftlet.ForeignReadyError, ValueError)
     e = raftlet.PromotionNotReadyError("m", id=4, lag=7, pending_snapshot=True, recent_active=False)
     assert (str(e), e.id, e.lag, e.pending_snapshot, e.recent_active) == ("m", 4, 7, True, False)
 

@@ -16,6 +16,7 @@ from raftlet import (
     Entry,
     EntryType,
     HardState,
+    InvalidMessageError,
     InvalidStateError,
     MemoryStorage,
     Message,
@@ -200,6 +201,33 @@ def test_step_response_from_unknown_peer_raises() -> None:
         node.step(Message(msg_type=MessageType.MSG_APP_RESP, from_=99, to=1, term=node.term))
 
 
+def test_step_refuses_hostile_values() -> None:
+    node, _ = leader()
+    term, commit = node.term, node.commit
+    for t in (2**64 - 1, 2**63):
+        hb = Message(msg_type=MessageType.MSG_HEARTBEAT, from_=2, to=1, term=t)
+        with pytest.raises(InvalidMessageError, match="term"):
+            node.step(hb)
+    ack = Message(msg_type=MessageType.MSG_APP_RESP, from_=2, to=1, term=term, index=2**64 - 1)
+    with pytest.raises(InvalidMessageError, match="index"):
+        node.step(ack)
+    assert isinstance(InvalidMessageError("x"), ValueError)
+    assert (node.term, node.commit) == (term, commit) and not node.has_ready()
+
+
+def test_bad_configurations_and_conf_changes_are_refused() -> None:
+    with pytest.raises(ConfChangeRefusedError):
+        MemoryStorage(ConfState(voters=[1, 0]))
+    storage = MemoryStorage(ConfState(voters=[1]))
+    with pytest.raises(ConfChangeRefusedError, match="learner"):
+        storage.set_conf_state(ConfState(voters=[1], learners=[1]))
+    assert storage.conf_state() == ConfState(voters=[1])
+    node, _ = leader()
+    with pytest.raises(ConfChangeRefusedError):
+        node.propose_conf_change(ConfChange(change_type=ConfChangeType.ADD_NODE, node_id=2**64 - 1))
+    assert not node.has_ready()
+
+
 def test_step_wrong_type() -> None:
     node, _ = single()
     with pytest.raises(TypeError):
@@ -367,3 +395,111 @@ def test_node_from_constructor_errors() -> None:
         RawNode(Config(1), object())  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         RawNode(None, MemoryStorage())  # type: ignore[arg-type]
+
+
+def test_panic_inside_the_core_is_a_raft_error_and_poisons_the_node() -> None:
+    """A host that compacts committed entries before they were handed out
+    breaks the storage contract; the core panics on it. The panic surfaces
+    as PanicError (a RaftError, not PyO3's PanicException), and the node
+    refuses every later call instead of running on a broken state."""
+    node, storage = single()
+    node.campaign()
+    drain(node, storage)
+    node.propose(b"a")
+    node.propose(b"b")
+    rd = node.ready()
+    storage.append(rd.entries)
+    if rd.hard_state is not None:
+        storage.set_hard_state(rd.hard_state)
+    node.advance_append(rd)  # durable: index 2 and 3 commit, not yet handed out
+    storage.compact(3)  # index 2 is gone before the host applied it
+    with pytest.raises(raftlet.PanicError, match="panic inside the core") as info:
+        node.ready()
+    assert isinstance(info.value, raftlet.RaftError)
+    with pytest.raises(InvalidStateError, match="unusable after a panic"):
+        node.status()
+    with pytest.raises(InvalidStateError):
+        node.propose(b"c")
+
+
+def test_basic_status_is_the_scalar_part_of_status() -> None:
+    node, storage = single()
+    b = node.basic_status()
+    assert (b.id, b.term, b.raft_state, b.leader_id) == (1, 0, StateRole.FOLLOWER, 0)
+    node.campaign()
+    drain(node, storage)
+    node.propose(b"x")
+    drain(node, storage)
+    b, st = node.basic_status(), node.status()
+    assert isinstance(b, raftlet.BasicStatus)
+    assert (b.id, b.term, b.vote, b.commit, b.applied, b.leader_id, b.lead_transferee) == (
+        st.id, st.term, st.vote, st.commit, st.applied, st.leader_id, st.lead_transferee,
+    ) == (1, 1, 1, 2, 2, 1, 0)
+    assert b.raft_state is StateRole.LEADER and b.hard_state == st.hard_state
+    assert b.soft_state == st.soft_state and b == node.basic_status()
+    assert repr(b).startswith("BasicStatus(id=1, raft_state=Leader, term=1")
+
+
+def test_all_messages_is_messages_then_persisted_messages() -> None:
+    storage = MemoryStorage(ConfState(voters=[1, 2, 3]))
+    node = RawNode(Config(1, pre_vote=False), storage)
+    node.campaign()
+    rd = node.ready()
+    everything = rd.all_messages()
+    assert everything == rd.messages + rd.persisted_messages
+    assert sorted((m.msg_type, m.to) for m in everything) == [
+        (MessageType.MSG_VOTE, 2), (MessageType.MSG_VOTE, 3)]
+    assert everything is not rd.all_messages() and rd.messages + rd.persisted_messages == everything
+    node.advance(rd)
+
+
+def campaign_ticks(seed: int) -> list[int]:
+    """The ticks between the campaigns of a node whose peers never answer
+    (pre-vote off, so each campaign raises the term): its timeout draws."""
+    storage = MemoryStorage(ConfState(voters=[1, 2, 3]))
+    node = RawNode(Config(1, pre_vote=False, check_quorum=False, seed=seed), storage)
+    gaps, ticks = [], 0
+    while len(gaps) < 8:
+        term = node.term
+        node.tick()
+        ticks += 1
+        if node.term != term:
+            gaps.append(ticks)
+            ticks = 0
+    return gaps
+
+
+def test_seed_zero_draws_from_the_os_and_a_fixed_seed_replays() -> None:
+    """Seed 0 (the default) gives every node, and every restart, its own
+    timeouts (two 8-draw sequences out of 10 values agree by chance with
+    probability 1e-8); a fixed seed replays the same ones."""
+    first, restarted = campaign_ticks(0), campaign_ticks(0)
+    assert first != restarted
+    assert all(10 <= t < 20 for t in first + restarted)
+    assert campaign_ticks(7) == campaign_ticks(7)
+
+
+def test_the_core_builds_only_records_the_logger_keeps() -> None:
+    """The core's level follows logging.getLogger("raftlet") (read at node
+    creation and at campaign/tick/ready), so records the logger would drop
+    are never built in Rust."""
+    import logging
+
+    logger = logging.getLogger("raftlet")
+    old = logger.level
+    try:
+        logger.setLevel(logging.WARNING)
+        node, storage = single()
+        assert raftlet._raftlet._core_log_level() == logging.WARNING
+        logger.setLevel(logging.DEBUG)
+        node.tick()
+        assert raftlet._raftlet._core_log_level() == logging.DEBUG
+        logger.setLevel(logging.INFO)
+        node.ready()
+        assert raftlet._raftlet._core_log_level() == logging.INFO
+        logging.disable(logging.CRITICAL)
+        node.campaign()
+        assert raftlet._raftlet._core_log_level() is None
+    finally:
+        logging.disable(logging.NOTSET)
+        logger.setLevel(old)

@@ -298,7 +298,7 @@ def test_enums() -> None:
     assert str(EntryType.CONF_CHANGE_V2) == "EntryConfChangeV2"
     assert str(ConfChangeType.ADD_LEARNER_NODE) == "ConfChangeAddLearnerNode"
     assert str(ConfChangeTransition.JOINT_EXPLICIT) == "ConfChangeTransitionJointExplicit"
-    assert StateRole.LEADER == "Leader" and str(StateRole.PRE_CANDIDATE) == "PreCandidate"
+    assert StateRole.LEADER == "Leader" and str(StateRole.PRE_CANDIDATE) == "StatePreCandidate"
     assert StateRole.LEADER.etcd_name == "StateLeader"
     assert raftlet.ReadOnlyOption.LEASE_BASED == "LeaseBased"
     unknown = MessageType(40)
@@ -306,3 +306,38 @@ def test_enums() -> None:
     with pytest.raises(ValueError):
         MessageType("MsgApp")
     assert MessageType.MSG_APP.etcd_name == "MsgApp"
+
+
+ALL_ENUMS = [MessageType, EntryType, ConfChangeType, ConfChangeTransition, StateRole, raftlet.ReadOnlyOption]
+
+
+@pytest.mark.parametrize("cls", ALL_ENUMS, ids=lambda c: c.__name__)
+def test_every_enum_has_both_spellings_and_prints_etcds(cls: type) -> None:
+    """The same rules for every enum: an UPPER_SNAKE member, etcd's name as
+    an alias of it, and str()/format()/etcd_name giving etcd's name."""
+    members = list(cls)  # canonical members only, aliases excluded
+    assert members
+    aliases = {name: m for name, m in cls.__members__.items() if not name.isupper()}
+    assert sorted(m.name for m in aliases.values()) == sorted(m.name for m in members)
+    for m in members:
+        assert m.name.isupper(), m.name
+        (etcd,) = [name for name, a in aliases.items() if a is m]
+        assert getattr(cls, etcd) is m and getattr(cls, m.name) is m
+        assert str(m) == f"{m}" == m.etcd_name == etcd
+        assert f"{m:>20}" == etcd.rjust(20)
+
+
+def test_str_enums_keep_their_values_and_accept_etcd_names() -> None:
+    assert StateRole.StateLeader is StateRole.LEADER and StateRole.LEADER == "Leader"
+    assert str(StateRole.LEADER) == "StateLeader" and str(StateRole.FOLLOWER) == "StateFollower"
+    assert StateRole("Leader") is StateRole("StateLeader") is StateRole.LEADER
+    with pytest.raises(ValueError):
+        StateRole("LEADER")
+    ro = raftlet.ReadOnlyOption
+    assert ro.ReadOnlyLeaseBased is ro.LEASE_BASED and ro.LEASE_BASED == "LeaseBased"
+    assert str(ro.SAFE) == "ReadOnlySafe" and ro("ReadOnlySafe") is ro.SAFE
+    # The constructors take etcd's names too.
+    assert SoftState(raft_state="StateLeader").raft_state is StateRole.LEADER
+    assert raftlet.Config(1, read_only_option="ReadOnlyLeaseBased").read_only_option is ro.LEASE_BASED
+    with pytest.raises(ValueError):
+        SoftState(raft_state="Boss")

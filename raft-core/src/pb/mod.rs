@@ -488,8 +488,9 @@ impl ConfChangeV2 {
                 ConfChangeTransition::ConfChangeTransitionAuto
                 | ConfChangeTransition::ConfChangeTransitionJointImplicit => true,
                 ConfChangeTransition::ConfChangeTransitionJointExplicit => false,
-                // etcd panics on an unknown transition; raftlet treats it as
-                // explicit (the safer choice: nothing leaves joint by itself).
+                // etcd panics on an unknown transition. raftlet refuses one
+                // at propose and apply time (crate::validate); a direct
+                // caller gets explicit (nothing leaves joint by itself).
                 _ => false,
             };
             return (auto_leave, true);

@@ -12,9 +12,13 @@ impl<S: Storage> Raft<S> {
     ///
     /// # Errors
     /// [`Error::ConfChangeRefused`] when the change cannot apply to the
-    /// current configuration (etcd panics there; raftlet leaves the
+    /// current configuration, or names a type, transition or node id that
+    /// no configuration can hold (etcd panics there; raftlet leaves the
     /// configuration unchanged and reports it).
     pub(crate) fn apply_conf_change(&mut self, cc: &ConfChangeV2) -> Result<ConfState> {
+        // An etcd leader appends changes without checking them: refuse
+        // what no configuration can hold before computing anything.
+        crate::validate::check_conf_change_to_apply(cc)?;
         let changer = Changer {
             tracker: &self.trk,
             last_index: self.raft_log.last_index(),

@@ -3,10 +3,12 @@
 //! Ported from etcd-io/raft raft.go (hup, campaign, poll, Step's vote case).
 
 use super::{CampaignType, Raft, StateRole, CAMPAIGN_TRANSFER, INVALID_ID};
+use crate::logging::{rlog, Level};
 use crate::pb::{EntryType, Message, MessageType};
 use crate::quorum::VoteResult;
 use crate::storage::Storage;
 use crate::types::EntryId;
+use crate::validate::MAX_TERM_OR_INDEX;
 
 impl<S: Storage> Raft<S> {
     /// Starts an election if this node may (etcd `hup`).
@@ -49,7 +51,23 @@ impl<S: Storage> Raft<S> {
     }
 
     /// Runs a (pre-)election round (etcd `campaign`).
+    ///
+    /// Not from a term or last index at [`MAX_TERM_OR_INDEX`]: the round
+    /// would raise the term (or append the new leader's first entry) past
+    /// it, so the node stays where it is instead of wrapping.
     pub(crate) fn campaign(&mut self, t: CampaignType) {
+        if self.term >= MAX_TERM_OR_INDEX || self.raft_log.last_index() >= MAX_TERM_OR_INDEX {
+            rlog!(
+                Level::Warn,
+                self.id,
+                "{} [term: {}, last index: {}] cannot campaign: at the limit {}",
+                self.id,
+                self.term,
+                self.raft_log.last_index(),
+                MAX_TERM_OR_INDEX
+            );
+            return;
+        }
         let (vote_msg, term) = if t == CampaignType::PreElection {
             self.become_pre_candidate();
             // Pre-vote RPCs are sent for the next term before we've

@@ -9,6 +9,7 @@
 
 mod conf;
 mod election;
+mod membership;
 mod read_only;
 mod replication;
 mod snapshot;
@@ -17,6 +18,7 @@ mod transfer;
 #[cfg(test)]
 mod tests;
 
+pub use membership::{MembershipEvent, NotPromotable};
 pub(crate) use read_only::ReadOnly;
 pub use read_only::ReadState;
 
@@ -30,6 +32,7 @@ use crate::logging::{rlog, Level};
 use crate::pb::{ConfState, HardState, Message, MessageType};
 use crate::storage::Storage;
 use crate::tracker::ProgressTracker;
+use crate::validate::MAX_TERM_OR_INDEX;
 
 /// The id meaning "no node".
 pub const INVALID_ID: u64 = 0;
@@ -153,6 +156,8 @@ pub struct Bugs {
     /// Let a leader count its own append acknowledgement when the Ready is
     /// taken, before the write is durable.
     pub self_ack_early: bool,
+    /// Promote learners automatically whatever their lag.
+    pub promote_ignores_lag: bool,
 }
 
 /// The Raft state machine of one node.
@@ -198,6 +203,10 @@ pub(crate) struct Raft<S: Storage> {
     pub step_down_on_removal: bool,
     pub promote_max_lag: u64,
     pub max_learners: usize,
+    /// Automatic promotion and standby learners (see `membership.rs`).
+    pub membership: membership::MembershipPolicy,
+    /// Membership changes the leader proposed by itself, for the next Ready.
+    pub membership_events: Vec<MembershipEvent>,
     /// ReadIndex requests that arrived before the leader committed an entry
     /// of its term; answered once it has.
     pub pending_read_index_messages: Vec<Message>,
@@ -225,11 +234,8 @@ impl<S: Storage> Raft<S> {
         c.validate()?;
         let raft_log = RaftLog::new(store, c.committed_size_per_ready())?;
         let rs = raft_log.store.initial_state()?;
-        let seed = if c.seed == 0 {
-            c.id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d
-        } else {
-            c.seed
-        };
+        check_stored_state(&raft_log, &rs)?;
+        let seed = c.election_seed();
         let mut r = Raft {
             id: c.id,
             term: 0,
@@ -260,6 +266,14 @@ impl<S: Storage> Raft<S> {
             step_down_on_removal: c.step_down_on_removal,
             promote_max_lag: c.promote_max_lag,
             max_learners: c.max_learners,
+            membership: membership::MembershipPolicy {
+                auto_promote: c.auto_promote,
+                standby_promotion: c.standby_promotion,
+                learner_forwards_proposals: c.learner_forwards_proposals,
+                min_active_rounds: c.promote_min_active_rounds,
+                dead_rounds: c.standby_dead_rounds,
+            },
+            membership_events: Vec::new(),
             pending_read_index_messages: Vec::new(),
             appends_deferred: false,
             coalesce_appends: false,
@@ -683,7 +697,10 @@ impl<S: Storage> Raft<S> {
     fn step_follower(&mut self, mut m: Message) -> Result<()> {
         match m.msg_type {
             MessageType::MsgProp => {
-                if self.lead == INVALID_ID || self.disable_proposal_forwarding {
+                if self.lead == INVALID_ID
+                    || self.disable_proposal_forwarding
+                    || (self.is_learner && !self.membership.learner_forwards_proposals)
+                {
                     return Err(Error::ProposalDropped);
                 }
                 m.to = self.lead;
@@ -840,4 +857,35 @@ impl<S: Storage> Raft<S> {
         }
         cs
     }
+}
+
+/// Refuses a storage whose contents are beyond what the core handles: a
+/// term, commit index or log index above [`MAX_TERM_OR_INDEX`], or a
+/// configuration naming an id that is not a member id (see
+/// [`crate::validate::check_conf_state`]). Such a storage was written by a
+/// host that accepted hostile input or is corrupt; starting from it could
+/// overflow later.
+fn check_stored_state<S: Storage>(log: &RaftLog<S>, rs: &crate::storage::RaftState) -> Result<()> {
+    let last = log.last_index();
+    // Terms in a log never decrease, so the last entry's term bounds all.
+    let last_term = log.term(last)?;
+    let hs = &rs.hard_state;
+    for (what, v) in [
+        ("hard state term", hs.term),
+        ("hard state commit", hs.commit),
+        ("last index", last),
+        ("last term", last_term),
+    ] {
+        if v > MAX_TERM_OR_INDEX {
+            return Err(Error::InvalidState(format!(
+                "stored {what} {v} is above the limit {MAX_TERM_OR_INDEX}"
+            )));
+        }
+    }
+    crate::validate::check_conf_state(&rs.conf_state).map_err(|e| {
+        Error::InvalidState(format!(
+            "stored configuration {:?} is invalid: {e}",
+            rs.conf_state
+        ))
+    })
 }

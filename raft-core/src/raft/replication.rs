@@ -221,6 +221,11 @@ impl<S: Storage> Raft<S> {
     /// vector.
     pub(crate) fn append_entries(&mut self, es: &mut [Entry]) -> bool {
         let li = self.raft_log.last_index();
+        if es.len() as u64 > crate::validate::MAX_TERM_OR_INDEX.saturating_sub(li) {
+            // The log never grows past the limit on indexes (no honest
+            // cluster gets there; see crate::validate).
+            return false;
+        }
         for (i, e) in es.iter_mut().enumerate() {
             e.term = self.term;
             e.index = li + 1 + i as u64;
@@ -275,6 +280,9 @@ impl<S: Storage> Raft<S> {
                     );
                     let term = self.term;
                     self.become_follower(term, INVALID_ID);
+                } else {
+                    self.count_activity_rounds();
+                    self.maybe_change_membership();
                 }
                 // Mark everyone (but ourselves) as inactive in preparation
                 // for the next check-quorum round.
@@ -311,7 +319,9 @@ impl<S: Storage> Raft<S> {
                         continue;
                     }
                     let refusal = match ConfChangeI::from_entry(e) {
-                        Ok(cc) => self.check_conf_change(&cc),
+                        Ok(cc) => crate::validate::check_conf_change(&cc)
+                            .err()
+                            .or_else(|| self.check_conf_change(&cc)),
                         Err(err) => Some(Error::ConfChangeRefused(format!(
                             "malformed conf change: {err}"
                         ))),

@@ -83,8 +83,13 @@ impl<S: Storage> Raft<S> {
         }
         if self.state != StateRole::Follower {
             // A leader or candidate never receives a snapshot in its own
-            // term from someone else; step down defensively (etcd does too).
-            let term = self.term + 1;
+            // term from someone else; step down defensively (etcd does too),
+            // never past the limit on terms.
+            let term = if self.term < crate::validate::MAX_TERM_OR_INDEX {
+                self.term + 1
+            } else {
+                self.term
+            };
             self.become_follower(term, INVALID_ID);
             return false;
         }

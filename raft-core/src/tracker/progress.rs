@@ -53,6 +53,12 @@ pub struct Progress {
     pub inflights: Inflights,
     /// Whether this progress tracks a learner.
     pub is_learner: bool,
+    /// Consecutive check-quorum rounds in which the peer answered the
+    /// leader (0 after a silent round), saturating.
+    pub active_rounds: u16,
+    /// Consecutive check-quorum rounds in which the peer was silent (0
+    /// after a round it answered in), saturating.
+    pub silent_rounds: u16,
 }
 
 impl Progress {
@@ -72,6 +78,8 @@ impl Progress {
             msg_app_flow_paused: false,
             inflights: Inflights::new(ins_size, max_bytes),
             is_learner: false,
+            active_rounds: 0,
+            silent_rounds: 0,
         }
     }
 
@@ -300,6 +308,8 @@ mod tests {
             msg_app_flow_paused: true,
             inflights: ins,
             is_learner: true,
+            active_rounds: 0,
+            silent_rounds: 0,
         };
         assert_eq!(
             pr.to_string(),

@@ -38,8 +38,9 @@
 //!
 //! Node configs start from `Config::new(id)`, i.e. raftlet's defaults:
 //! **pre-vote and check-quorum ON**, `election_tick = 10`,
-//! `heartbeat_tick = 1`, and a seed derived from the id (so runs are
-//! deterministic). Turn features off in the tweak closure passed to
+//! `heartbeat_tick = 1`, and a fixed seed derived from the id
+//! ([`fixed_seed`], so runs are deterministic; raftlet's own default, seed
+//! 0, draws one from the OS). Turn features off in the tweak closure passed to
 //! [`Cluster::new`]. The closure gets every node's config (look at `c.id` to
 //! tweak one node only).
 //!
@@ -192,8 +193,18 @@ pub struct Cluster {
     uplinks: BTreeMap<u64, Uplink>,
     /// Every `ReadState` handed out in a Ready: (clock, node, read state).
     read_log: Vec<(u64, u64, ReadState)>,
+    /// Every membership change a leader proposed by itself: (clock, leader, event).
+    pub membership_events: Vec<(u64, u64, raftlet::MembershipEvent)>,
     /// Print the timeline and wire log when a test panics (default true).
     pub dump_on_panic: bool,
+}
+
+/// The election-timeout seed every node of a [`Cluster`] gets unless a
+/// tweak sets another: the one raftlet derived from the id when `seed` 0
+/// still meant that, so the timelines these scenarios were written against
+/// stay the same run after run.
+pub fn fixed_seed(id: u64) -> u64 {
+    id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d
 }
 
 fn obs_of(rn: &RawNode<MemoryStorage>) -> Obs {
@@ -259,13 +270,16 @@ impl Cluster {
             tweak,
             uplinks: BTreeMap::new(),
             read_log: Vec::new(),
+            membership_events: Vec::new(),
             dump_on_panic: true,
         };
         for id in 1..=n {
             let storage = MemoryStorage::new();
             let cs = ConfState::from_voters(voters.clone());
             if index == 0 {
-                storage.initialize_with_conf_state(cs.clone());
+                storage
+                    .initialize_with_conf_state(cs.clone())
+                    .expect("valid configuration");
             } else {
                 storage
                     .wl()
@@ -294,6 +308,7 @@ impl Cluster {
 
     fn insert_node(&mut self, id: u64, storage: MemoryStorage, cs: Option<ConfState>) {
         let mut config = Config::new(id);
+        config.seed = fixed_seed(id);
         (self.tweak)(&mut config);
         let rn = RawNode::new(&config, storage.clone())
             .unwrap_or_else(|e| panic!("RawNode::new for node {id}: {e}"));
@@ -733,7 +748,10 @@ impl Cluster {
                         .unwrap_or_else(|err| panic!("node {id}: bad conf change entry: {err}"));
                     match n.rn.apply_conf_change(&cc) {
                         Ok(cs) => {
-                            n.storage.wl().set_conf_state(cs.clone());
+                            n.storage
+                                .wl()
+                                .set_conf_state(cs.clone())
+                                .expect("an applied configuration is valid");
                             notes.push(format!(
                                 "s{id} applied conf change at {}: {}",
                                 e.index,
@@ -773,6 +791,9 @@ impl Cluster {
         });
         for rs in &rd.read_states {
             self.read_log.push((clock, id, rs.clone()));
+        }
+        for ev in &rd.membership_events {
+            self.membership_events.push((clock, id, *ev));
         }
         // 4. Advance (this may step our own vote or append acknowledgement).
         n.rn.advance(rd);
@@ -873,6 +894,7 @@ impl Cluster {
     /// [`Cluster::restart`] with an extra config tweak (e.g. another seed).
     pub fn restart_with(&mut self, id: u64, tweak: impl Fn(&mut Config)) {
         let mut config = Config::new(id);
+        config.seed = fixed_seed(id);
         (self.tweak)(&mut config);
         tweak(&mut config);
         let n = self.nodes.get_mut(&id).expect("node");
@@ -1285,7 +1307,9 @@ impl Cluster {
     pub fn add_node_with_conf_state(&mut self, id: u64, cs: ConfState) {
         assert!(!self.nodes.contains_key(&id), "node {id} already exists");
         let storage = MemoryStorage::new();
-        storage.initialize_with_conf_state(cs.clone());
+        storage
+            .initialize_with_conf_state(cs.clone())
+            .expect("valid configuration");
         self.note(format!(
             "node {id} added (empty log) with voters {:?} learners {:?}",
             cs.voters, cs.learners

@@ -40,6 +40,11 @@ pub enum Invariant {
     /// After the faults stop, a leader is elected and a proposal commits
     /// within the stated bound.
     Liveness,
+    /// `Ready::messages` (which may leave before the Ready is persisted)
+    /// holds only messages whose safety needs nothing not yet durable: while
+    /// the node's term or vote is not one its host acknowledged durable,
+    /// only pre-vote requests, heartbeat responses and term-less forwards.
+    ReadyContract,
     /// The host could not follow the Ready contract (a storage write was
     /// refused, a conf-change entry did not decode, a restart failed), or a
     /// node refused a message its peer sent as local, malformed or
@@ -62,6 +67,7 @@ impl Invariant {
             Invariant::LearnerCampaigned => "learner-campaigned",
             Invariant::ConfigAgreement => "config-agreement",
             Invariant::Liveness => "liveness",
+            Invariant::ReadyContract => "ready-contract",
             Invariant::HostContract => "host-contract",
             Invariant::Panic => "panic",
         }

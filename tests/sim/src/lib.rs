@@ -5,24 +5,41 @@
 //!
 //! A run simulates 3, 5 or 7 voters (chosen by the seed), each a
 //! [`raftlet::RawNode`] over a [`raftlet::MemoryStorage`], driven by a
-//! simulated host that follows the Ready contract: persist the snapshot,
-//! entries and hard state; send the messages; apply the committed entries
-//! (conf changes through `apply_conf_change`); `advance`.
+//! simulated host of the kind the seed draws ([`HostKind`]):
+//!
+//! * a **disciplined** host handles one Ready at a time: persist the
+//!   snapshot, entries and hard state (durable at once); send the messages;
+//!   apply the committed entries (conf changes through
+//!   `apply_conf_change`); `advance`;
+//! * a **pipelined** host takes every freedom the Ready contract gives: it
+//!   sends `messages` as soon as it takes a Ready, keeps up to 4 Readies in
+//!   flight whose writes become durable later and in order (latencies,
+//!   disk stalls), sends `persisted_messages` and acknowledges each Ready
+//!   (`advance_append` or `on_persist_ready`, sometimes late) only once
+//!   durable, steps, ticks, proposes and reads meanwhile, and applies
+//!   asynchronously (`advance_apply_to`), on some seeds before the entries
+//!   are durable locally. Its crashes lose every write in flight and may
+//!   tear the one in progress (a prefix of its snapshot and entries lands,
+//!   its hard state does not); some are aimed at a node acting on a term
+//!   its disk does not hold yet.
 //!
 //! * **Disk.** The `MemoryStorage` a node was created with holds exactly
-//!   what its host persisted. A **crash** drops the `RawNode` (and the
+//!   what became durable. A **crash** drops the `RawNode` (and the
 //!   volatile state machine) at a random point of the Ready loop — before
 //!   persisting, after persisting but before sending, after sending but
-//!   before applying, after applying but before `advance` — so whatever a
-//!   Ready handed out and the host had not persisted is lost. The node
-//!   restarts later from its storage: the state machine from the storage's
-//!   snapshot, `Config::applied` at the snapshot's index, the rest replayed.
-//!   Some seeds let hosts send `Ready::messages` before persisting, as the
-//!   contract allows.
+//!   before applying, after applying but before `advance`; for a pipelined
+//!   host, before or after sending a Ready's messages or while a write
+//!   lands — so whatever a Ready handed out and did not become durable is
+//!   lost. The node restarts later (sometimes at once, as under a
+//!   supervisor) from its storage: the state machine from the storage's
+//!   snapshot, `Config::applied` at the snapshot's index, the rest
+//!   replayed. Some seeds let disciplined hosts send `Ready::messages`
+//!   before persisting, as the contract allows.
 //! * **Network.** Every message is delivered after 1-3 time units, or
 //!   later when delayed (which reorders), or twice (duplicated), or never
 //!   (dropped). In-flight messages sit in a priority queue keyed by
-//!   delivery time. **Partitions** — symmetric splits, the leader isolated
+//!   delivery time; on some seeds those addressed to a node that restarts
+//!   meanwhile are lost (a connection-based transport). **Partitions** — symmetric splits, the leader isolated
 //!   (sometimes with the learners), one-way splits, and asymmetric cuts of
 //!   random links — start and heal at random; a blocked link loses the
 //!   messages that reach it. Lost snapshots are reported to the sender
@@ -64,16 +81,22 @@
 //! applied payload sequences are prefixes of one another; a ReadIndex
 //! answer is at least the highest index applied anywhere before the read
 //! was issued; every node that applies the conf change at an index ends in
-//! the same configuration; every entry a leader commits is persisted on a majority of
-//! each half of its configuration's voters (learners never count); a node
-//! that campaigns or leads is a voter of its own configuration; and, once
+//! the same configuration; every entry a leader commits is durable on a
+//! majority of each half of its configuration's voters (learners never count); a node
+//! that campaigns or leads is a voter of its own configuration; while a
+//! node's term or vote is not the one its host acknowledged durable, the
+//! messages a Ready lets leave at once are only pre-vote requests,
+//! heartbeat responses and term-less forwards (the Ready contract); and, once
 //! the faults stop, a leader is elected and a proposal committed within
 //! [`params::LIVENESS_BOUND_ELECTIONS`] election timeouts (30 in the churn
 //! profile, whose flow control is throttled, and without pre-vote, where
-//! disruptive candidates make elections converge only probabilistically),
-//! and applied by every running
-//! member of the configuration within [`params::CATCH_UP_FACTOR`] times
-//! that bound.
+//! disruptive candidates make elections converge only probabilistically,
+//! and for pipelined hosts with throttled flow control), each lengthened
+//! on pipelined hosts by [`params::WRITES_PER_ELECTION`] write latencies,
+//! plus, where flow control is throttled, the time to replicate the
+//! backlog at one round trip and two writes per entry; and applied by
+//! every running member of the configuration within
+//! [`params::CATCH_UP_FACTOR`] times that bound.
 //!
 //! # Use
 //!
@@ -97,7 +120,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub use check::{Invariant, Violation};
-pub use params::{Bug, Options, Params, Profile};
+pub use params::{Bug, HostKind, Options, Params, Profile};
 pub use sim::{decode_state, encode_state, RunResult, Sim, CAN_PLANT_BUGS};
 pub use stats::Stats;
 

@@ -4,6 +4,8 @@
 //! raftlet-sim --seed N [--trace]              one seed (with a per-step trace)
 //! raftlet-sim --seeds N [--start S] [--threads T]   seeds S..S+N, summary at the end
 //! options: --profile mixed|adversarial|churn|calm  --bug NAME  --ticks N (fault phase length)
+//!          --host disciplined|pipelined  --lease on|off   (override the seed's draw)
+//!          --no-contract-check   (see what breaking the Ready contract leads to)
 //! ```
 //!
 //! Exits 1 when any seed breaks an invariant, after printing one replay
@@ -11,12 +13,13 @@
 
 use std::process::ExitCode;
 
-use raftlet_sim::{params, run_many, run_seed, Bug, Options, Profile};
+use raftlet_sim::{params, run_many, run_seed, Bug, HostKind, Options, Profile};
 
 fn usage() -> ! {
     eprintln!(
         "usage: raftlet-sim (--seed N [--trace] | --seeds N [--start S] [--threads T])\n\
          \x20                  [--profile mixed|adversarial|churn|calm] [--bug NAME] [--ticks N]\n\
+         \x20                  [--host disciplined|pipelined] [--lease on|off] [--no-contract-check]\n\
          bugs (need --features bug-injection): {}",
         Bug::ALL.map(Bug::name).join(", ")
     );
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
             "--start" => start = num(args.next()),
             "--threads" => threads = num(args.next()) as usize,
             "--trace" => opts.trace = true,
+            "--no-contract-check" => opts.no_contract_check = true,
             "--ticks" => opts.chaos_ticks = Some(num(args.next())),
             "--profile" => {
                 opts.profile = Some(
@@ -43,6 +47,20 @@ fn main() -> ExitCode {
                         .and_then(|s| Profile::from_name(&s))
                         .unwrap_or_else(|| usage()),
                 )
+            }
+            "--host" => {
+                opts.host = Some(
+                    args.next()
+                        .and_then(|s| HostKind::from_name(&s))
+                        .unwrap_or_else(|| usage()),
+                )
+            }
+            "--lease" => {
+                opts.lease_reads = Some(match args.next().as_deref() {
+                    Some("on") => true,
+                    Some("off") => false,
+                    _ => usage(),
+                })
             }
             "--bug" => {
                 opts.bug = Some(
@@ -95,6 +113,16 @@ fn main() -> ExitCode {
         println!("  reproduce: {}", opts.repro_command(r.seed));
     }
     println!("{}", s.stats.describe().trim_end());
+    let op = |k: &str| s.stats.ops.get(k).copied().unwrap_or(0);
+    println!(
+        "pipelined hosts: {} Readies taken with writes in flight, at most {} in flight; {} crashes \
+         lost {} writes not yet durable ({} torn: a prefix landed)",
+        op("readies-taken-with-writes-in-flight"),
+        s.stats.maxima.get("readies-in-flight").copied().unwrap_or(0),
+        op("crashes-with-lost-writes"),
+        op("writes-lost-in-crashes"),
+        op("torn-writes")
+    );
     println!(
         "cluster sizes: {}",
         s.by_size
@@ -106,11 +134,14 @@ fn main() -> ExitCode {
     let bound = params::LIVENESS_BOUND_ELECTIONS * params::ELECTION_TICK as u64;
     println!(
         "recovery after the faults stop (a probe applied by every running member): max {} ticks, \
-         mean {:.1} ticks (bounds: committed within {bound} ticks, {} in churn and without pre-vote; applied everywhere \
-         within {}x that)",
+         mean {:.1} ticks (bounds per seed: committed within {bound} ticks, {} in churn, without pre-vote \
+         and with throttled pipelined hosts, each election timeout lengthened by {} write latencies on \
+         pipelined hosts, plus the backlog's replication time where flow control is throttled; applied \
+         everywhere within {}x that)",
         s.max_liveness_ticks,
         s.sum_liveness_ticks as f64 / (s.seeds - s.failures.len() as u64).max(1) as f64,
         params::CHURN_LIVENESS_BOUND_ELECTIONS * params::ELECTION_TICK as u64,
+        params::WRITES_PER_ELECTION,
         params::CATCH_UP_FACTOR
     );
     println!(

@@ -30,6 +30,34 @@ pub const CATCH_UP_FACTOR: u64 = 3;
 /// probabilistically.
 pub const CHURN_LIVENESS_BOUND_ELECTIONS: u64 = 30;
 
+/// The most Readies a [`HostKind::Pipelined`] host keeps in flight (taken,
+/// not yet durable); each seed draws its own limit in `1..=` this.
+pub const MAX_READIES_IN_FLIGHT: u64 = 4;
+
+/// The longest a [`HostKind::Pipelined`] host takes to make one Ready's
+/// write durable, in time units (4 base ticks: a slow, fsyncing disk).
+pub const MAX_WRITE_LATENCY: u64 = 40;
+
+/// The longest disk stall of a [`HostKind::Pipelined`] host, in time
+/// units (30 base ticks: longer than an election timeout, so that a vote
+/// or an append response may leave long after it was decided).
+pub const MAX_WRITE_STALL: u64 = 300;
+
+/// Durable writes on the critical path of one election and one commit: the
+/// pre-vote responses, the candidate's term and vote, the votes granted, the
+/// leader's first entry and a follower's copy, then the same for a
+/// proposal (each waits for the write before its message may leave). The
+/// liveness bound of a [`HostKind::Pipelined`] host grows by this many write
+/// latencies per election timeout.
+pub const WRITES_PER_ELECTION: u64 = 8;
+
+/// The clock drift bound of seeds with lease-based reads: the slowest
+/// node's tick period is at most this many tenths of the fastest one's
+/// (periods 10 and 11 units: 10 % drift), and no clock pauses (a paused
+/// process is unbounded drift). See the README for why lease reads need
+/// such a bound.
+pub const LEASE_TICK_PERIODS: [u64; 2] = [10, 11];
+
 /// How adversarial the scenario mix is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
@@ -46,6 +74,11 @@ pub enum Profile {
     /// after replicating an entry of an earlier term to a majority but
     /// before their own entry gets there (the paper's Figure 8).
     Churn,
+    /// Pipelined hosts on slow, stalling disks over lossy links, crashed
+    /// (and promptly restarted) while they act on a term or vote their disk
+    /// does not hold yet: for bugs that let state leave a node before it is
+    /// durable.
+    Durability,
 }
 
 impl Profile {
@@ -56,6 +89,7 @@ impl Profile {
             Profile::Adversarial => "adversarial",
             Profile::Calm => "calm",
             Profile::Churn => "churn",
+            Profile::Durability => "durability",
         }
     }
 
@@ -66,8 +100,50 @@ impl Profile {
             "adversarial" => Some(Profile::Adversarial),
             "calm" => Some(Profile::Calm),
             "churn" => Some(Profile::Churn),
+            "durability" => Some(Profile::Durability),
             _ => None,
         }
+    }
+}
+
+/// How each simulated host drives its node's Ready loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostKind {
+    /// One Ready at a time, handled at once: persist (everything durable
+    /// immediately), send, apply, advance; a crash loses at most the Ready
+    /// being handled. Some seeds send `Ready::messages` before persisting or
+    /// apply asynchronously.
+    Disciplined,
+    /// Takes every freedom the Ready contract gives: sends
+    /// `Ready::messages` the moment a Ready is taken; keeps up to
+    /// [`Params::max_in_flight`] Readies in flight, whose writes become
+    /// durable later, in order, after simulated latencies; sends
+    /// `persisted_messages` and acknowledges each Ready (`advance_append` or
+    /// `on_persist_ready`) only once its write and every earlier one are
+    /// durable; steps messages, ticks, proposes and reads while writes are
+    /// in flight; applies committed entries asynchronously
+    /// (`advance_apply_to`), on some seeds before they are durable locally.
+    /// A crash loses every write not yet durable, and the write in progress
+    /// may be torn: a prefix of (snapshot, entries in order) lands, its hard
+    /// state is lost.
+    Pipelined,
+}
+
+impl HostKind {
+    /// Every host kind.
+    pub const ALL: [HostKind; 2] = [HostKind::Disciplined, HostKind::Pipelined];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostKind::Disciplined => "disciplined",
+            HostKind::Pipelined => "pipelined",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn from_name(s: &str) -> Option<HostKind> {
+        HostKind::ALL.into_iter().find(|h| h.name() == s)
     }
 }
 
@@ -97,11 +173,16 @@ pub enum Bug {
     ReapplyCommitted,
     /// A snapshot is restored while handed-out entries are not applied.
     RestoreWhileApplying,
+    /// Vote requests leave with `Ready::messages`, before the candidate's
+    /// term and vote are durable.
+    VoteRequestEarly,
+    /// A leader counts its own append before the write is durable.
+    SelfAckEarly,
 }
 
 impl Bug {
     /// Every bug.
-    pub const ALL: [Bug; 10] = [
+    pub const ALL: [Bug; 12] = [
         Bug::LearnerCountsInQuorum,
         Bug::CommitOldTermByCounting,
         Bug::VoteIgnoresLog,
@@ -112,6 +193,8 @@ impl Bug {
         Bug::NoElectionTimeout,
         Bug::ReapplyCommitted,
         Bug::RestoreWhileApplying,
+        Bug::VoteRequestEarly,
+        Bug::SelfAckEarly,
     ];
 
     /// The name of raftlet's switch.
@@ -127,6 +210,8 @@ impl Bug {
             Bug::NoElectionTimeout => "no_election_timeout",
             Bug::ReapplyCommitted => "reapply_committed",
             Bug::RestoreWhileApplying => "restore_while_applying",
+            Bug::VoteRequestEarly => "vote_request_early",
+            Bug::SelfAckEarly => "self_ack_early",
         }
     }
 
@@ -147,6 +232,14 @@ pub struct Options {
     pub trace: bool,
     /// Overrides the length of the fault phase, in base ticks.
     pub chaos_ticks: Option<u64>,
+    /// Overrides the host kind drawn from the seed.
+    pub host: Option<HostKind>,
+    /// Overrides whether the seed uses lease-based reads (on forces
+    /// `check_quorum`, which they require).
+    pub lease_reads: Option<bool>,
+    /// Skips the [`Invariant::ReadyContract`](crate::Invariant) check, to
+    /// see what a node that breaks the Ready contract leads to.
+    pub no_contract_check: bool,
 }
 
 impl Options {
@@ -170,6 +263,15 @@ impl Options {
         }
         if let Some(t) = self.chaos_ticks {
             s.push_str(&format!(" --ticks {t}"));
+        }
+        if let Some(h) = self.host {
+            s.push_str(&format!(" --host {}", h.name()));
+        }
+        if let Some(l) = self.lease_reads {
+            s.push_str(if l { " --lease on" } else { " --lease off" });
+        }
+        if self.no_contract_check {
+            s.push_str(" --no-contract-check");
         }
         s.push_str(" --trace");
         s
@@ -200,6 +302,60 @@ pub struct Params {
     /// Once the faults stop, a proposal must commit within this many
     /// election timeouts.
     pub liveness_bound_elections: u64,
+    /// The liveness bound in base ticks: `liveness_bound_elections`
+    /// election timeouts, each lengthened by [`WRITES_PER_ELECTION`] write
+    /// latencies for a pipelined host.
+    pub liveness_bound_ticks: u64,
+    /// How the hosts drive their Ready loops.
+    pub host: HostKind,
+    /// Pipelined hosts: the most Readies in flight (taken, not durable).
+    pub max_in_flight: usize,
+    /// Pipelined hosts: the range of write latencies, in time units (a
+    /// write becomes durable this long after its Ready is taken, and never
+    /// before an earlier one).
+    pub write_latency: (u64, u64),
+    /// Pipelined hosts: the per-unit probability that a node's disk stalls
+    /// (a fault: none once the faults stop) for up to [`MAX_WRITE_STALL`]
+    /// units; no write lands meanwhile, while the node keeps running.
+    pub write_stall: f64,
+    /// Pipelined hosts: the probability of acknowledging a durable Ready
+    /// with `on_persist_ready(number)` rather than `advance_append(ready)`.
+    pub ack_by_number: f64,
+    /// Pipelined hosts: the probability of leaving a durable Ready
+    /// unacknowledged until the next one is durable too (whose
+    /// acknowledgement covers both).
+    pub ack_later: f64,
+    /// Pipelined hosts: whether committed entries may be applied before the
+    /// Ready that handed them out is durable locally (they are durable on a
+    /// quorum already).
+    pub apply_before_durable: bool,
+    /// Pipelined hosts: the probability that a crash hits while the write
+    /// of a Ready that changes the term or vote is in flight (the window
+    /// in which a host that sent too early would be caught).
+    pub crash_in_vote_write: f64,
+    /// Pipelined hosts: the probability of aiming a crash at a node that
+    /// leads in a term its disk does not hold yet (elected by its peers'
+    /// votes alone), before that write lands; the node restarts promptly.
+    pub aim_crashes: f64,
+    /// The probability that a crash aimed so comes with the node's link
+    /// to one peer failing until the crash.
+    pub aim_cut_link: f64,
+    /// The probability that a crash aimed so comes with the node's disk
+    /// stalling first (it leads on, and may commit, until the crash).
+    pub aim_stall: f64,
+    /// The probability that a crashed node restarts within a tick (as
+    /// under a supervisor) rather than after `down_ticks`.
+    pub quick_restart: f64,
+    /// Whether messages in flight to a node that crashes are lost when it
+    /// restarts (a connection-based transport) rather than delivered to
+    /// its next incarnation (a datagram transport).
+    pub lose_on_restart: bool,
+    /// Per-step probability that a host applies some of its queued
+    /// committed work (hosts that apply asynchronously).
+    pub apply_rate: f64,
+    /// `Config::read_only_option` is `LeaseBased` (with `check_quorum`) and
+    /// clocks drift by at most [`LEASE_TICK_PERIODS`], without pauses.
+    pub lease_reads: bool,
     /// Whether hosts send `Ready::messages` before persisting (allowed by
     /// the Ready contract) rather than after.
     pub send_before_persist: bool,
@@ -257,6 +413,22 @@ impl Params {
             promote_max_lag: r.pick(&[0, 5, 50, 1000]),
             max_uncommitted_entries_size: r.pick(&[0, 0, 4096]),
             liveness_bound_elections: LIVENESS_BOUND_ELECTIONS,
+            liveness_bound_ticks: 0,
+            host: HostKind::Disciplined,
+            max_in_flight: 1,
+            write_latency: (0, 0),
+            write_stall: 0.0,
+            ack_by_number: 0.0,
+            ack_later: 0.0,
+            apply_before_durable: false,
+            apply_rate: 0.3,
+            crash_in_vote_write: 0.0,
+            aim_crashes: 0.0,
+            aim_cut_link: 0.0,
+            aim_stall: 0.0,
+            quick_restart: 0.0,
+            lose_on_restart: false,
+            lease_reads: false,
             send_before_persist: r.chance(0.3),
             async_apply: r.chance(0.3),
             chaos_ticks: r.range(400, 700),
@@ -312,6 +484,20 @@ impl Params {
                 p.delay = r.prob(0.0, 0.3);
                 p.conf_rate = r.prob(0.0, 0.002);
             }
+            Profile::Durability => {
+                p.nodes = r.pick(&[3, 3, 5]);
+                p.drop = r.prob(0.03, 0.15);
+                p.dup = r.prob(0.0, 0.01);
+                p.delay = r.prob(0.0, 0.05);
+                p.partition_rate = r.prob(0.0, 0.001);
+                p.crash_rate = r.prob(0.001, 0.004);
+                p.pause_rate = 0.0;
+                p.propose_rate = r.prob(0.05, 0.15);
+                // Many proposals on slow disks: bound the backlog a new
+                // leader may have to replicate once the faults stop.
+                p.max_uncommitted_entries_size = 1024;
+                p.conf_rate = r.prob(0.0, 0.002);
+            }
             Profile::Calm => {
                 p.drop = 0.0;
                 p.dup = 0.0;
@@ -328,6 +514,73 @@ impl Params {
         if let Some(t) = opts.chaos_ticks {
             p.chaos_ticks = t;
         }
+        // Drawn last, so that the draws above stay those of earlier versions.
+        let pipelined_share = match profile {
+            Profile::Adversarial => 0.75,
+            Profile::Durability => 1.0,
+            _ => 0.5,
+        };
+        // Overrides replace a draw but do not skip it: a seed keeps its other
+        // parameters.
+        let drawn = if r.chance(pipelined_share) {
+            HostKind::Pipelined
+        } else {
+            HostKind::Disciplined
+        };
+        p.host = opts.host.unwrap_or(drawn);
+        p.max_in_flight = r.range(1, MAX_READIES_IN_FLIGHT) as usize;
+        let lo = r.range(0, 3);
+        p.write_latency = (lo, r.range(lo + 1, MAX_WRITE_LATENCY));
+        p.write_stall = r.pick(&[0.0, 0.0003, 0.001, 0.003]);
+        p.ack_by_number = r.pick(&[0.0, 0.5, 1.0]);
+        p.ack_later = r.pick(&[0.0, 0.0, 0.3]);
+        p.apply_before_durable = r.chance(0.5);
+        p.apply_rate = r.prob(0.1, 0.6);
+        p.crash_in_vote_write = match profile {
+            Profile::Calm => 0.0,
+            _ => r.pick(&[0.0, 0.02, 0.05, 0.1]),
+        };
+        p.quick_restart = r.pick(&[0.0, 0.3, 0.7]);
+        p.lose_on_restart = r.chance(0.5);
+        p.aim_crashes = r.pick(&[0.0, 0.1, 0.5]);
+        p.aim_cut_link = r.pick(&[0.0, 0.5]);
+        p.aim_stall = r.pick(&[0.0, 0.5]);
+        if profile == Profile::Durability {
+            p.write_latency = (r.range(0, 3), r.range(20, MAX_WRITE_LATENCY));
+            p.write_stall = r.pick(&[0.001, 0.003]);
+            p.crash_in_vote_write = r.pick(&[0.05, 0.1, 0.2]);
+            p.aim_crashes = 1.0;
+            p.aim_cut_link = 0.7;
+            p.aim_stall = 0.7;
+            p.quick_restart = 0.5;
+        }
+        if p.host == HostKind::Disciplined {
+            p.max_in_flight = 1;
+            p.write_latency = (0, 0);
+            p.write_stall = 0.0;
+            p.crash_in_vote_write = 0.0;
+            p.aim_crashes = 0.0;
+            p.quick_restart = 0.0;
+        }
+        // Lease reads are drawn (the draw keeps later seeds stable) but not
+        // used unless asked for: raftlet's leases outlive the followers'
+        // promise (see the README), which the simulator shows at once.
+        let _drawn = p.check_quorum && r.chance(0.3);
+        p.lease_reads = opts.lease_reads.unwrap_or(false);
+        if p.lease_reads {
+            p.check_quorum = true;
+            p.tick_periods = LEASE_TICK_PERIODS.to_vec();
+            p.pause_rate = 0.0;
+        }
+        if p.host == HostKind::Pipelined && (p.max_inflight_msgs == 1 || p.max_size_per_msg <= 64) {
+            // Catching up is throughput-bound here: every append of a
+            // re-elected leader's backlog (one entry, or one append in
+            // flight) waits for a follower's write.
+            p.liveness_bound_elections = CHURN_LIVENESS_BOUND_ELECTIONS;
+        }
+        let per_election = ELECTION_TICK as u64
+            + (WRITES_PER_ELECTION * p.write_latency.1).div_ceil(UNITS_PER_TICK);
+        p.liveness_bound_ticks = p.liveness_bound_elections * per_election;
         p
     }
 }

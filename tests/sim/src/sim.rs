@@ -10,12 +10,20 @@ use raftlet::pb::{
     ConfChange, ConfChangeI, ConfChangeSingle, ConfChangeTransition, ConfChangeType, ConfChangeV2,
     ConfState, Entry, EntryType, Message, MessageType, Snapshot,
 };
-use raftlet::{Config, Error, MemoryStorage, RawNode, Ready, SnapshotStatus, StateRole, Storage};
+use raftlet::{
+    Config, Error, MemoryStorage, RawNode, ReadOnlyOption, Ready, SnapshotStatus, StateRole,
+    Storage,
+};
 
 use crate::check::{logs_match, Checker, Invariant, Violation};
-use crate::params::{Bug, Options, Params, CATCH_UP_FACTOR, ELECTION_TICK, UNITS_PER_TICK};
+use crate::params::{
+    Bug, HostKind, Options, Params, CATCH_UP_FACTOR, ELECTION_TICK, UNITS_PER_TICK,
+};
+
+mod pipeline;
 use crate::rng::{mix, Rng};
 use crate::stats::Stats;
+use pipeline::Write;
 
 type Res<T = ()> = Result<T, Violation>;
 
@@ -93,13 +101,32 @@ struct Node {
     last_commit: u64,
     /// Role and term seen after the last operation.
     last_role: (StateRole, u64),
-    /// Committed work not applied yet (hosts that apply asynchronously).
-    apply_queue: VecDeque<Pending>,
+    /// Committed work not applied yet (hosts that apply asynchronously),
+    /// each item with the number of the Ready that handed it out.
+    apply_queue: VecDeque<(u64, Pending)>,
+    /// Pipelined hosts: the writes of the Readies taken and not yet
+    /// durable, oldest first (the front one is in progress).
+    writes: VecDeque<Write>,
+    /// Pipelined hosts: the number of the last Ready whose write is durable
+    /// (in this incarnation).
+    durable: u64,
+    /// Pipelined hosts: a durable Ready whose acknowledgement the host put
+    /// off (the next acknowledgement covers it).
+    pending_ack: Option<(Ready, (u64, u64))>,
+    /// Pipelined hosts: no write lands before this time (a stalled disk).
+    disk_stalled_until: u64,
+    /// The node's term and vote as of the last Ready taken.
+    seen_vote: (u64, u64),
+    /// The term and vote of the last Ready the host acknowledged durable
+    /// (or found on disk at a restart).
+    acked_vote: (u64, u64),
 }
 
 /// A message in flight.
 struct Flight {
     msg: Message,
+    /// The recipient's incarnation when the message was sent.
+    to_incarnation: u64,
 }
 
 /// The kinds of network partitions.
@@ -175,6 +202,9 @@ pub struct Sim {
     queue: BTreeMap<(u64, u64), Flight>,
     queue_seq: u64,
     blocked: BTreeSet<(u64, u64)>,
+    /// Single links cut until a time (from, to) -> until, besides the
+    /// partition's.
+    cut_links: BTreeMap<(u64, u64), u64>,
     partition: Option<(PartitionKind, u64)>,
     chk: Checker,
     stats: Stats,
@@ -190,6 +220,12 @@ pub struct Sim {
     /// a while, as a host may be slow to notice its removal).
     pending_stop: Vec<(u64, u64)>,
     liveness_ticks: Option<u64>,
+    /// The incarnation of the leader of each term.
+    led: BTreeMap<u64, u64>,
+    /// Added to the liveness bound when the faults stop: the time to
+    /// replicate the uncommitted backlog where flow control makes that
+    /// throughput-bound (see [`Sim::backlog_ticks`]).
+    backlog_ticks: u64,
 }
 
 /// Encodes a state machine (the applied payloads) as snapshot data: a u32
@@ -249,6 +285,7 @@ impl Sim {
             queue: BTreeMap::new(),
             queue_seq: 0,
             blocked: BTreeSet::new(),
+            cut_links: BTreeMap::new(),
             partition: None,
             chk: Checker::default(),
             stats: Stats::default(),
@@ -261,14 +298,17 @@ impl Sim {
             probe_applied: BTreeSet::new(),
             pending_stop: Vec::new(),
             liveness_ticks: None,
+            led: BTreeMap::new(),
+            backlog_ticks: 0,
             p,
         };
         sim.tr(|| {
             format!(
                 "seed {} profile {} bug {:?}: {} voters, heartbeat {} ticks, pre_vote {}, check_quorum {}, \
+                 lease_reads {}, host {}{}, \
                  max_size_per_msg {}, max_inflight {}, promote_max_lag {}, send_before_persist {}, async_apply {}; \
                  drop {:.3} dup {:.3} delay {:.3} (max {}), partitions {:.4}/unit, crashes {:.4}/ready, \
-                 chaos {} ticks",
+                 chaos {} ticks, liveness bound {} ticks",
                 seed,
                 sim.opts.profile().name(),
                 sim.opts.bug.map(Bug::name),
@@ -276,6 +316,23 @@ impl Sim {
                 sim.p.heartbeat_tick,
                 sim.p.pre_vote,
                 sim.p.check_quorum,
+                sim.p.lease_reads,
+                sim.p.host.name(),
+                if sim.p.host == HostKind::Pipelined {
+                    format!(
+                        " (up to {} Readies in flight, write latency {}..={} units, ack by number {:.1}, \
+                         ack later {:.1}, apply before durable {}, apply rate {:.2})",
+                        sim.p.max_in_flight,
+                        sim.p.write_latency.0,
+                        sim.p.write_latency.1,
+                        sim.p.ack_by_number,
+                        sim.p.ack_later,
+                        sim.p.apply_before_durable,
+                        sim.p.apply_rate
+                    )
+                } else {
+                    String::new()
+                },
                 sim.p.max_size_per_msg,
                 sim.p.max_inflight_msgs,
                 sim.p.promote_max_lag,
@@ -287,7 +344,8 @@ impl Sim {
                 sim.p.max_delay,
                 sim.p.partition_rate,
                 sim.p.crash_rate,
-                sim.p.chaos_ticks
+                sim.p.chaos_ticks,
+                sim.p.liveness_bound_ticks
             )
         });
         sim
@@ -311,6 +369,9 @@ impl Sim {
         c.promote_max_lag = self.p.promote_max_lag;
         c.max_uncommitted_entries_size = self.p.max_uncommitted_entries_size;
         c.max_learners = 2;
+        if self.p.lease_reads {
+            c.read_only_option = ReadOnlyOption::LeaseBased;
+        }
         c.seed = mix(mix(self.seed, id), incarnation) | 1;
         c
     }
@@ -357,6 +418,12 @@ impl Sim {
             last_commit: bs.hard_state.commit,
             last_role: (bs.soft_state.raft_state, bs.hard_state.term),
             apply_queue: VecDeque::new(),
+            writes: VecDeque::new(),
+            durable: 0,
+            pending_ack: None,
+            disk_stalled_until: 0,
+            seen_vote: (bs.hard_state.term, bs.hard_state.vote),
+            acked_vote: (bs.hard_state.term, bs.hard_state.vote),
         };
         self.nodes.insert(id, node);
         Ok(())
@@ -415,12 +482,12 @@ impl Sim {
             while self.handle_ready(id, false)? {}
         }
         let chaos_end = self.p.chaos_ticks * UNITS_PER_TICK;
-        let bound = self.p.liveness_bound_elections * ELECTION_TICK as u64 * UNITS_PER_TICK;
-        let hard_cap = chaos_end + CATCH_UP_FACTOR * bound + 1000;
         loop {
             self.now += 1;
             self.steps += 1;
             self.chk.now = self.now;
+            let bound = (self.p.liveness_bound_ticks + self.backlog_ticks) * UNITS_PER_TICK;
+            let hard_cap = chaos_end + CATCH_UP_FACTOR * bound + 1000;
             if self.now > hard_cap {
                 return Err(host_err(self.now, "run exceeded its step cap".into()));
             }
@@ -441,10 +508,12 @@ impl Sim {
                             invariant: Invariant::Liveness,
                             time: self.now,
                             detail: format!(
-                                "no proposal committed within {} ticks ({} election timeouts) after the faults \
-                                 stopped (leader {:?})\n{}",
+                                "no proposal committed within {} ticks ({} election timeouts, with write \
+                                 latency, and {} ticks for the backlog) after the faults stopped (leader \
+                                 {:?})\n{}",
                                 bound / UNITS_PER_TICK,
                                 self.p.liveness_bound_elections,
+                                self.backlog_ticks,
                                 self.leader(),
                                 self.dump()
                             ),
@@ -489,11 +558,15 @@ impl Sim {
             Phase::Liveness { .. } => self.liveness_probe()?,
             Phase::Done { .. } => {}
         }
-        if self.p.async_apply {
+        if self.p.async_apply || self.p.host == HostKind::Pipelined {
             self.async_applies()?;
         }
         let ids: Vec<u64> = self.nodes.keys().copied().collect();
         for id in ids {
+            if self.p.host == HostKind::Pipelined {
+                self.pipelined_readies(id)?;
+                continue;
+            }
             for _ in 0..4 {
                 if !self.handle_ready(id, true)? {
                     break;
@@ -537,6 +610,13 @@ impl Sim {
         let commit = bs.hard_state.commit;
         if role == StateRole::Leader {
             self.chk.leader(term, id)?;
+            let inc = node.incarnation;
+            if self.led.insert(term, inc).is_some_and(|prev| prev != inc) {
+                // Possible only when the term was not durable when it led:
+                // a restart forgot it.
+                self.stats.op("terms-led-by-two-incarnations");
+                self.tr(|| format!("n{id} leads term {term} again, in incarnation {inc}"));
+            }
         }
         let changed = (role, term) != last_role;
         if changed {
@@ -548,6 +628,14 @@ impl Sim {
             });
             if role != StateRole::Follower {
                 self.check_voter(id)?;
+            }
+            if role == StateRole::Leader && node.storage.rl().hard_state().term < term {
+                // Elected by its peers' votes alone: its own term and vote
+                // are still in flight.
+                self.stats.op("leaders-before-own-term-durable");
+                if self.p.host == HostKind::Pipelined {
+                    self.aim_crash_at_term_write(id, term);
+                }
             }
         }
         if commit > last_commit && role == StateRole::Leader {
@@ -587,18 +675,17 @@ impl Sim {
         let storage = node.storage.clone();
         let st = node.rn.as_ref().expect("up").status();
         let first = storage.first_index().unwrap_or(1);
-        let last = storage.last_index().unwrap_or(0);
         let lo = (old + 1).max(first);
-        if lo <= new && new <= last {
-            let ents = storage.entries(lo, new + 1, u64::MAX).unwrap_or_default();
-            let who = format!("leader {id} (term {term})");
-            for e in &ents {
-                self.chk.committed(e, term, &who)?;
-            }
+        // The leader's log as its host knows it: the disk, then the writes
+        // in flight.
+        let ents = self.host_entries(id, lo, new);
+        let who = format!("leader {id} (term {term})");
+        for e in &ents {
+            self.chk.committed(e, term, &who)?;
         }
-        let Ok(t) = storage.term(new) else {
-            // Not persisted by the leader itself (sent before persisting):
-            // the term cannot be read back; the apply-time checks cover it.
+        let Some(t) = ents.last().filter(|e| e.index == new).map(|e| e.term) else {
+            // Compacted away on the leader already: the apply-time checks
+            // cover it.
             self.stats.op("commit-check-skipped");
             return Ok(());
         };
@@ -658,6 +745,7 @@ impl Sim {
         let storage = node.storage.clone();
         self.tr(|| describe_ready(id, &rd));
         self.stats.op("readies");
+        let vote = self.check_early_messages(id, &rd)?;
         let crash =
             if allow_crash && self.phase == Phase::Chaos && self.rng.chance(self.p.crash_rate) {
                 Some(self.rng.pick(&CrashPoint::ALL))
@@ -668,7 +756,7 @@ impl Sim {
             if self.p.send_before_persist {
                 self.send_all(id, std::mem::take(&mut rd.messages))?;
             }
-            self.crash(id, CrashPoint::BeforePersist);
+            self.crash(id, CrashPoint::BeforePersist.name(), None);
             return Ok(true);
         }
         if self.p.send_before_persist {
@@ -687,9 +775,10 @@ impl Sim {
                 s.set_hard_state(hs);
             }
         }
-        self.check_persisted(id, &storage, &rd)?;
+        self.check_persisted(id, &storage, rd.snapshot.as_ref(), &rd.entries)?;
+        self.nodes.get_mut(&id).expect("present").durable = rd.number();
         if crash == Some(CrashPoint::AfterPersist) {
-            self.crash(id, CrashPoint::AfterPersist);
+            self.crash(id, CrashPoint::AfterPersist.name(), None);
             return Ok(true);
         }
         // 2. Send.
@@ -699,18 +788,20 @@ impl Sim {
             .collect();
         self.send_all(id, msgs)?;
         if crash == Some(CrashPoint::AfterSend) {
-            self.crash(id, CrashPoint::AfterSend);
+            self.crash(id, CrashPoint::AfterSend.name(), None);
             return Ok(true);
         }
         // 3. Apply (a host that applies asynchronously queues the work and
         // applies it in later steps, see `async_applies`).
         if self.p.async_apply {
             let node = self.nodes.get_mut(&id).expect("present");
+            let number = rd.number();
             if let Some(snap) = rd.snapshot.take() {
-                node.apply_queue.push_back(Pending::Snapshot(snap));
+                node.apply_queue
+                    .push_back((number, Pending::Snapshot(snap)));
             }
             for e in rd.committed_entries.drain(..) {
-                node.apply_queue.push_back(Pending::Entry(e));
+                node.apply_queue.push_back((number, Pending::Entry(e)));
             }
         } else {
             if let Some(snap) = &rd.snapshot {
@@ -724,28 +815,78 @@ impl Sim {
             self.check_read(id, rs.index, &rs.request_ctx)?;
         }
         if crash == Some(CrashPoint::AfterApply) {
-            self.crash(id, CrashPoint::AfterApply);
+            self.crash(id, CrashPoint::AfterApply.name(), None);
             return Ok(true);
         }
         // 4. Advance.
-        if let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) {
-            if self.p.async_apply {
-                rn.advance_append(rd);
-            } else {
-                rn.advance(rd);
+        if let Some(node) = self.nodes.get_mut(&id) {
+            if let Some(rn) = node.rn.as_mut() {
+                if self.p.async_apply {
+                    rn.advance_append(rd);
+                } else {
+                    rn.advance(rd);
+                }
+                node.acked_vote = vote;
             }
         }
         self.after_op(id)?;
         Ok(true)
     }
 
-    fn check_persisted(&mut self, id: u64, storage: &MemoryStorage, rd: &Ready) -> Res {
-        if let Some(snap) = &rd.snapshot {
+    /// Checks the Ready contract on the messages `rd` lets leave at once,
+    /// and returns the node's term and vote as of `rd`: while they differ
+    /// from those the host acknowledged durable, a crash could take the
+    /// node back to older ones, so only messages that need nothing durable
+    /// may leave before the write (pre-vote requests, heartbeat responses,
+    /// forwarded proposals and reads, which carry no term).
+    fn check_early_messages(&mut self, id: u64, rd: &Ready) -> Res<(u64, u64)> {
+        let node = self.nodes.get_mut(&id).expect("present");
+        let vote = rd
+            .hard_state
+            .map_or(node.seen_vote, |hs| (hs.term, hs.vote));
+        node.seen_vote = vote;
+        if vote == node.acked_vote || self.opts.no_contract_check {
+            return Ok(vote);
+        }
+        let acked = node.acked_vote;
+        let early = rd.messages.iter().find(|m| {
+            !matches!(
+                m.msg_type,
+                MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
+            ) && m.term != 0
+        });
+        if let Some(m) = early {
+            return Err(Violation {
+                invariant: Invariant::ReadyContract,
+                time: self.now,
+                detail: format!(
+                    "node {id} (term {}, vote {}) hands out {} to send at once, but its host has \
+                     acknowledged only term {}, vote {} durable",
+                    vote.0,
+                    vote.1,
+                    describe_message(m),
+                    acked.0,
+                    acked.1
+                ),
+            });
+        }
+        Ok(vote)
+    }
+
+    /// Checks what a write put on `id`'s disk (already in `storage`).
+    fn check_persisted(
+        &mut self,
+        id: u64,
+        storage: &MemoryStorage,
+        snapshot: Option<&Snapshot>,
+        entries: &[Entry],
+    ) -> Res {
+        if let Some(snap) = snapshot {
             self.chk
                 .snapshot(id, snap.metadata.index, snap.metadata.term)?;
         }
         let first = storage.first_index().unwrap_or(1);
-        for e in &rd.entries {
+        for e in entries {
             if e.index < first {
                 continue;
             }
@@ -781,7 +922,10 @@ impl Sim {
         let ids: Vec<u64> = self.nodes.keys().copied().collect();
         for id in ids {
             let node = &self.nodes[&id];
-            if node.state != NodeState::Up || node.apply_queue.is_empty() || !self.rng.chance(0.3) {
+            if node.state != NodeState::Up
+                || node.apply_queue.is_empty()
+                || !self.rng.chance(self.p.apply_rate)
+            {
                 continue;
             }
             let n = self.rng.range(1, 8);
@@ -795,12 +939,18 @@ impl Sim {
     fn apply_queued(&mut self, id: u64, n: u64) -> Res {
         {
             let mut last = None;
+            let gated = self.p.host == HostKind::Pipelined && !self.p.apply_before_durable;
             for _ in 0..n {
-                let Some(item) = self
-                    .nodes
-                    .get_mut(&id)
-                    .and_then(|n| n.apply_queue.pop_front())
-                else {
+                let Some(node) = self.nodes.get_mut(&id) else {
+                    break;
+                };
+                // A host that applies only what is durable locally waits
+                // for the write of the Ready that handed the work out.
+                match node.apply_queue.front() {
+                    Some(&(number, _)) if !gated || number <= node.durable => {}
+                    _ => break,
+                }
+                let Some((_, item)) = node.apply_queue.pop_front() else {
                     break;
                 };
                 match item {
@@ -954,22 +1104,30 @@ impl Sim {
         Ok(())
     }
 
-    fn crash(&mut self, id: u64, point: CrashPoint) {
-        let down = self.rng.range(self.p.down_ticks.0, self.p.down_ticks.1) * UNITS_PER_TICK;
+    /// Crashes `id` (the fault counted as `kind`): the node and its state
+    /// machine are dropped, only its storage survives. It restarts after
+    /// `down` units, or a drawn time. Writes still in
+    /// flight must have been settled by the caller.
+    fn crash(&mut self, id: u64, kind: &'static str, down: Option<u64>) {
+        let down = if let Some(d) = down {
+            d
+        } else if self.rng.chance(self.p.quick_restart) {
+            // A supervisor restarts the process at once.
+            self.rng.range(1, UNITS_PER_TICK)
+        } else {
+            self.rng.range(self.p.down_ticks.0, self.p.down_ticks.1) * UNITS_PER_TICK
+        };
         let node = self.nodes.get_mut(&id).expect("present");
         node.rn = None;
         node.apply_queue.clear();
+        node.writes.clear();
+        node.pending_ack = None;
+        node.durable = 0;
         node.state = NodeState::Down {
             restart_at: self.now + down,
         };
-        self.stats.fault(point.name());
-        self.tr(|| {
-            format!(
-                "n{id} CRASH ({}), restarts in {} ticks",
-                point.name(),
-                down / UNITS_PER_TICK
-            )
-        });
+        self.stats.fault(kind);
+        self.tr(|| format!("n{id} CRASH ({kind}), restarts in {down} units"));
     }
 
     fn restart(&mut self, id: u64) -> Res {
@@ -988,6 +1146,8 @@ impl Sim {
         node.conf_state = snap.metadata.conf_state.clone();
         node.last_commit = bs.hard_state.commit;
         node.last_role = (bs.soft_state.raft_state, bs.hard_state.term);
+        node.seen_vote = (bs.hard_state.term, bs.hard_state.vote);
+        node.acked_vote = node.seen_vote;
         node.rn = Some(rn);
         node.state = NodeState::Up;
         node.next_tick = self.now + 1;
@@ -1011,6 +1171,8 @@ impl Sim {
         }
         node.rn = None;
         node.apply_queue.clear();
+        node.writes.clear();
+        node.pending_ack = None;
         node.state = NodeState::Removed;
         self.stats.op("nodes-removed");
         self.tr(|| format!("n{id} STOPPED: removed from the configuration"));
@@ -1087,7 +1249,13 @@ impl Sim {
             m.snapshot = Some(Box::new(stored));
             return Ok(());
         }
-        if node.applied <= stored.metadata.index || !members(&node.conf_state).contains(&m.to) {
+        if node.applied <= stored.metadata.index
+            || !members(&node.conf_state).contains(&m.to)
+            || !node.writes.is_empty()
+        {
+            // Nothing newer to offer, or the state machine is ahead of the
+            // disk (writes in flight): the recipient refuses this snapshot
+            // and the leader sends another later.
             return Ok(());
         }
         let (applied, cs, data) = (
@@ -1140,8 +1308,14 @@ impl Sim {
 
     fn enqueue(&mut self, delay: u64, msg: Message) {
         self.queue_seq += 1;
-        self.queue
-            .insert((self.now + delay, self.queue_seq), Flight { msg });
+        let to_incarnation = self.nodes.get(&msg.to).map_or(0, |n| n.incarnation);
+        self.queue.insert(
+            (self.now + delay, self.queue_seq),
+            Flight {
+                msg,
+                to_incarnation,
+            },
+        );
     }
 
     /// The host's transport tells the sender a message was lost: snapshot
@@ -1163,9 +1337,28 @@ impl Sim {
             if at > self.now {
                 break;
             }
-            let Flight { msg: m } = self.queue.remove(&(at, seq)).expect("present");
+            let Flight {
+                msg: m,
+                to_incarnation,
+            } = self.queue.remove(&(at, seq)).expect("present");
             let (from, to) = (m.from, m.to);
-            if self.blocked.contains(&(from, to)) {
+            let restarted = self
+                .nodes
+                .get(&to)
+                .is_some_and(|n| n.incarnation != to_incarnation);
+            if restarted && self.p.lose_on_restart {
+                // Sent to an earlier incarnation: its connection is gone.
+                self.stats.fault("message-lost-to-restart");
+                self.tr(|| format!("lost (n{to} restarted) {}", describe_message(&m)));
+                self.on_lost(&m);
+                self.after_op(from)?;
+                continue;
+            }
+            let cut = self
+                .cut_links
+                .get(&(from, to))
+                .is_some_and(|&until| until > self.now);
+            if self.blocked.contains(&(from, to)) || cut {
                 self.stats.fault("message-lost-in-partition");
                 self.tr(|| format!("lost (partition) {}", describe_message(&m)));
                 self.on_lost(&m);
@@ -1269,6 +1462,9 @@ impl Sim {
         } else if self.rng.chance(self.p.partition_rate) {
             self.start_partition();
         }
+        if self.p.host == HostKind::Pipelined {
+            self.stall_disks();
+        }
         if self.rng.chance(self.p.pause_rate) {
             let ids = self.up_ids();
             if !ids.is_empty() {
@@ -1355,9 +1551,44 @@ impl Sim {
         });
     }
 
+    /// The time, in base ticks, to replicate (and hand out for applying)
+    /// the backlog a leader may face once the faults stop, where flow
+    /// control makes that throughput-bound (one entry per append, one
+    /// append in flight, or a small apply budget): every entry between the
+    /// lowest commit index of a running voter and the longest log costs a
+    /// round trip and, on a pipelined host, two writes.
+    fn backlog_ticks(&self) -> u64 {
+        let throttled = self.p.max_inflight_msgs == 1
+            || self.p.max_size_per_msg <= 64
+            || self.p.max_committed_size_per_ready > 0;
+        if !throttled {
+            return 0;
+        }
+        let mut lowest_commit = u64::MAX;
+        let mut longest = 0;
+        for n in self.nodes.values() {
+            let Some(rn) = n.rn.as_ref() else { continue };
+            lowest_commit = lowest_commit.min(rn.basic_status().hard_state.commit);
+            let in_flight = n
+                .writes
+                .iter()
+                .filter_map(|w| w.last_index())
+                .max()
+                .unwrap_or(0);
+            longest = longest
+                .max(n.storage.last_index().unwrap_or(0))
+                .max(in_flight);
+        }
+        let backlog = longest.saturating_sub(lowest_commit);
+        let per_entry = 6 + 2 * self.p.write_latency.1;
+        (backlog * per_entry).div_ceil(UNITS_PER_TICK)
+    }
+
     fn enter_liveness(&mut self) -> Res {
+        self.backlog_ticks = self.backlog_ticks();
         self.phase = Phase::Liveness { start: self.now };
         self.blocked.clear();
+        self.cut_links.clear();
         self.partition = None;
         self.tr(|| {
             "FAULTS STOP: heal, no drops, restart every crashed node, clocks at the base rate"
@@ -1367,6 +1598,7 @@ impl Sim {
         for id in ids {
             let node = self.nodes.get_mut(&id).expect("present");
             node.paused_until = 0;
+            node.disk_stalled_until = 0;
             // Clock skew is a fault too: every clock runs at the base rate.
             node.tick_period = UNITS_PER_TICK;
             if matches!(node.state, NodeState::Down { .. }) {
@@ -1611,6 +1843,12 @@ impl Sim {
         }
         let id = self.rng.pick(&ids);
         let node = &self.nodes[&id];
+        if !node.writes.is_empty() {
+            // The state machine may hold entries whose write is still in
+            // flight: a snapshot at its applied index must wait until the
+            // disk has them.
+            return Ok(());
+        }
         let s = node.storage.clone();
         let applied = node.applied;
         let snap_index = s.rl().snapshot_ref().metadata.index;
@@ -1919,6 +2157,8 @@ fn plant(rn: &mut RawNode<MemoryStorage>, bug: Bug) {
         Bug::NoElectionTimeout => b.no_election_timeout = true,
         Bug::ReapplyCommitted => b.reapply_committed = true,
         Bug::RestoreWhileApplying => b.restore_while_applying = true,
+        Bug::VoteRequestEarly => b.vote_request_early = true,
+        Bug::SelfAckEarly => b.self_ack_early = true,
     }
 }
 

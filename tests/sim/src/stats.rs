@@ -10,6 +10,9 @@ pub struct Stats {
     pub faults: BTreeMap<&'static str, u64>,
     /// Operations and notable outcomes, by kind (proposals, reads, ...).
     pub ops: BTreeMap<&'static str, u64>,
+    /// Largest values seen, by kind (Readies in flight, ...): merged by
+    /// taking the maximum.
+    pub maxima: BTreeMap<&'static str, u64>,
 }
 
 impl Stats {
@@ -28,13 +31,22 @@ impl Stats {
         *self.ops.entry(kind).or_default() += n;
     }
 
-    /// Adds `other`'s counters to these.
+    /// Records `v` for `kind` if it is the largest seen.
+    pub fn max(&mut self, kind: &'static str, v: u64) {
+        let m = self.maxima.entry(kind).or_default();
+        *m = (*m).max(v);
+    }
+
+    /// Adds `other`'s counters to these (maxima: the larger of the two).
     pub fn merge(&mut self, other: &Stats) {
         for (k, v) in &other.faults {
             *self.faults.entry(k).or_default() += v;
         }
         for (k, v) in &other.ops {
             *self.ops.entry(k).or_default() += v;
+        }
+        for (k, v) in &other.maxima {
+            self.max(k, *v);
         }
     }
 
@@ -52,6 +64,12 @@ impl Stats {
         s.push_str("operations and outcomes:\n");
         for (k, v) in &self.ops {
             let _ = writeln!(s, "  {k:<30} {v:>12}");
+        }
+        if !self.maxima.is_empty() {
+            s.push_str("maxima:\n");
+            for (k, v) in &self.maxima {
+                let _ = writeln!(s, "  {k:<30} {v:>12}");
+            }
         }
         s
     }

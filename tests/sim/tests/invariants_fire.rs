@@ -139,8 +139,32 @@ fn restoring_a_snapshot_under_unapplied_conf_changes_is_caught_by_config_agreeme
     );
 }
 
+#[test]
+fn a_leader_counting_its_own_append_early_is_caught_by_the_voter_quorum_check() {
+    // The pipelined host makes the leader's write slow: the leader commits
+    // with its own acknowledgement counted while its disk lacks the entry.
+    first_catch(
+        Bug::SelfAckEarly,
+        Profile::Mixed,
+        Invariant::CommitWithoutVoterQuorum,
+    );
+}
+
+/// Vote requests sent before the candidate's term and vote are durable:
+/// the host sees a MsgVote among the messages that may leave at once while
+/// the term it has acknowledged durable is an older one.
+///
+#[test]
+fn vote_requests_sent_before_the_term_is_durable_are_caught_by_the_ready_contract_check() {
+    first_catch(
+        Bug::VoteRequestEarly,
+        Profile::Mixed,
+        Invariant::ReadyContract,
+    );
+}
+
 /// Every planted bug has a test above.
 #[test]
 fn every_bug_is_covered() {
-    assert_eq!(Bug::ALL.len(), 10);
+    assert_eq!(Bug::ALL.len(), 12);
 }

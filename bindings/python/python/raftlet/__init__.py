@@ -12,16 +12,21 @@ a ``RawNode`` and handles each ``Ready`` it hands back::
     node.campaign()
     while node.has_ready():
         rd = node.ready()
+        # send rd.messages now: they may leave before the write
         if rd.snapshot is not None:
             storage.apply_snapshot(rd.snapshot)
         storage.append(rd.entries)
         if rd.hard_state is not None:
             storage.set_hard_state(rd.hard_state)
-        # send rd.messages, then rd.persisted_messages, to their peers
+        # send rd.persisted_messages only now that the write is durable
+        # (a host that sends everything here uses rd.all_messages())
         for entry in rd.committed_entries:
             ...  # apply entry.data to the state machine
         node.advance(rd)
-    assert node.raft_state == "Leader"
+    assert node.basic_status().raft_state == raftlet.StateRole.LEADER
+
+A panic inside the core raises ``PanicError``, a ``RaftError`` like every
+error raftlet raises.
 """
 
 from raftlet._enums import (
@@ -37,11 +42,15 @@ from raftlet._errors import (
     ConfChangeRefusedError,
     ConfigError,
     DecodeError,
+    ForeignReadyError,
+    InvalidMessageError,
     InvalidStateError,
     NoLeaderError,
+    PanicError,
     PromotionNotReadyError,
     ProposalDroppedError,
     RaftError,
+    ReadyNotPersistedError,
     ReadyStaleError,
     SnapshotOutOfDateError,
     SnapshotTemporarilyUnavailableError,
@@ -53,6 +62,7 @@ from raftlet._errors import (
     UnavailableError,
 )
 from raftlet._raftlet import (
+    BasicStatus,
     Config,
     ConfChange,
     ConfChangeSingle,
@@ -61,8 +71,12 @@ from raftlet._raftlet import (
     DiskStorage,
     Entry,
     HardState,
+    LearnerStatus,
+    LocalRead,
+    MembershipEvent,
     MemoryStorage,
     Message,
+    NotPromotable,
     Progress,
     RawNode,
     Ready,
@@ -74,6 +88,7 @@ from raftlet._raftlet import (
 )
 
 __all__ = [
+    "BasicStatus",
     "CompactedError",
     "ConfChange",
     "ConfChangeRefusedError",
@@ -88,12 +103,19 @@ __all__ = [
     "DiskStorage",
     "Entry",
     "EntryType",
+    "ForeignReadyError",
     "HardState",
+    "InvalidMessageError",
     "InvalidStateError",
+    "LearnerStatus",
+    "LocalRead",
+    "MembershipEvent",
     "MemoryStorage",
     "Message",
     "MessageType",
     "NoLeaderError",
+    "NotPromotable",
+    "PanicError",
     "Progress",
     "PromotionNotReadyError",
     "ProposalDroppedError",
@@ -102,6 +124,7 @@ __all__ = [
     "ReadOnlyOption",
     "ReadState",
     "Ready",
+    "ReadyNotPersistedError",
     "ReadyStaleError",
     "SnapshotOutOfDateError",
     "SnapshotTemporarilyUnavailableError",

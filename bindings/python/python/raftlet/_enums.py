@@ -1,15 +1,24 @@
 """The enums of raftlet.
 
+Every enum follows the same three rules:
+
+- its members are UPPER_SNAKE Python constants (``MessageType.MSG_APP``,
+  ``StateRole.LEADER``, ``ReadOnlyOption.SAFE``);
+- etcd's Go names are aliases of the same members (``MessageType.MsgApp``,
+  ``StateRole.StateLeader``, ``ReadOnlyOption.ReadOnlySafe``), so code
+  ported from etcd keeps its spelling;
+- ``str()``, ``format()`` and ``etcd_name`` give etcd's name, as etcd's
+  ``String()`` prints it (``"MsgApp"``, ``"StateLeader"``).
+
 ``MessageType``, ``EntryType``, ``ConfChangeType`` and
 ``ConfChangeTransition`` are ``IntEnum``s whose values are etcd's raftpb
-numbers; their members are UPPER_SNAKE (``MessageType.MSG_APP``), etcd's
-names work as aliases (``MessageType.MsgApp``), and ``str()`` gives etcd's
-name. raftpb enums are open: a number without a name (for example from a
+numbers. raftpb enums are open: a number without a name (for example from a
 newer peer) becomes a pseudo-member that keeps its number, so decoding and
 re-encoding never loses it.
 
-``StateRole`` and ``ReadOnlyOption`` are ``str`` enums:
-``status.raft_state == "Leader"`` holds.
+``StateRole`` and ``ReadOnlyOption`` are ``str`` enums whose values are
+raftlet's names, so ``status.raft_state == "Leader"`` holds; looking one up
+by etcd's name works too (``StateRole("StateLeader")``).
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
 
 # etcd's name of each value, by enum class (filled in below).
-_ETCD_NAMES: dict[type, dict[int, str]] = {}
+_ETCD_NAMES: dict[type, dict[Any, str]] = {}
 
 
 class _RaftpbEnum(enum.IntEnum):
@@ -165,34 +174,59 @@ for _cls in (MessageType, EntryType, ConfChangeType, ConfChangeTransition):
 
 
 class _StrEnum(str, enum.Enum):
-    """A ``str`` enum whose ``str()`` and ``format()`` are its value
-    (``enum.StrEnum`` is Python 3.11+)."""
+    """A ``str`` enum whose value is raftlet's name and whose ``str()`` and
+    ``format()`` are etcd's name (the alias that is not UPPER_SNAKE)."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Optional[Any]:
+        # Lookup by etcd's name: StateRole("StateLeader") is LEADER.
+        if isinstance(value, str):
+            member = cls.__members__.get(value)
+            if member is not None and not value.isupper():
+                return member
+        return None
+
+    @property
+    def etcd_name(self) -> str:
+        """etcd's name of the value (``"StateLeader"``, ``"ReadOnlySafe"``)."""
+        return _ETCD_NAMES[type(self)][self.value]
 
     def __str__(self) -> str:
-        return str(self.value)
+        return self.etcd_name
 
     def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
+        return format(self.etcd_name, spec)
 
 
 class StateRole(_StrEnum):
-    """The role of a node. A ``str``: ``status.raft_state == "Leader"``."""
+    """The role of a node (etcd ``StateType``). A ``str``:
+    ``status.raft_state == "Leader"``; ``str()`` gives ``"StateLeader"``."""
 
     FOLLOWER = "Follower"
     CANDIDATE = "Candidate"
     LEADER = "Leader"
     PRE_CANDIDATE = "PreCandidate"
 
-    @property
-    def etcd_name(self) -> str:
-        """etcd's name of the role (``"StateLeader"``)."""
-        return "State" + str(self.value)
+    # etcd's names, as aliases.
+    StateFollower = "Follower"
+    StateCandidate = "Candidate"
+    StateLeader = "Leader"
+    StatePreCandidate = "PreCandidate"
 
 
 class ReadOnlyOption(_StrEnum):
-    """How linearizable reads are served (``Config.read_only_option``)."""
+    """How linearizable reads are served (``Config.read_only_option``;
+    etcd ``ReadOnlyOption``). A ``str``: ``option == "Safe"``."""
 
     SAFE = "Safe"
     """The leader confirms its leadership with a heartbeat round first."""
     LEASE_BASED = "LeaseBased"
     """The leader answers from its lease (requires ``check_quorum``)."""
+
+    # etcd's names, as aliases.
+    ReadOnlySafe = "Safe"
+    ReadOnlyLeaseBased = "LeaseBased"
+
+
+for _scls in (StateRole, ReadOnlyOption):
+    _ETCD_NAMES[_scls] = {m.value: name for name, m in _scls.__members__.items() if not name.isupper()}

@@ -1,9 +1,10 @@
 """The exceptions of raftlet (DESIGN §5).
 
 Every error the library raises is a ``RaftError``; the messages are the
-core's (etcd's wording). ``ConfigError`` and ``DecodeError`` are also
-``ValueError``s. Wrong argument types raise ``TypeError`` and bad argument
-values ``ValueError``, as everywhere in Python.
+core's (etcd's wording). ``ConfigError``, ``DecodeError`` and
+``InvalidMessageError`` are also ``ValueError``s. Wrong argument types
+raise ``TypeError`` and bad argument values ``ValueError``, as everywhere
+in Python.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ __all__ = [
     "ConfChangeRefusedError",
     "ConfigError",
     "DecodeError",
+    "ForeignReadyError",
+    "InvalidMessageError",
     "InvalidStateError",
     "NoLeaderError",
+    "PanicError",
     "PromotionNotReadyError",
     "ProposalDroppedError",
     "RaftError",
+    "ReadyNotPersistedError",
     "ReadyStaleError",
     "SnapshotOutOfDateError",
     "SnapshotTemporarilyUnavailableError",
@@ -79,6 +84,13 @@ class DecodeError(RaftError, ValueError):
     """Bytes could not be decoded as raftpb."""
 
 
+class InvalidMessageError(RaftError, ValueError):
+    """A message from the network was refused before it was stepped: its
+    type is unknown, a term or index in it is above 2**63 - 1, or a peer
+    message comes from an id that cannot be a member. Nothing in the node
+    changed."""
+
+
 class ConfChangeRefusedError(RaftError):
     """A configuration change was refused; the message says why."""
 
@@ -122,7 +134,28 @@ class NoLeaderError(RaftError):
 
 
 class ReadyStaleError(RaftError):
-    """The ``Ready`` was already advanced."""
+    """The ``Ready`` was already advanced, or a later ``Ready`` of its node
+    was (Readies are advanced in the order they were taken). Nothing was
+    acknowledged."""
+
+
+class ForeignReadyError(RaftError, ValueError):
+    """The ``Ready`` was handed out by another ``RawNode``. Nothing was
+    acknowledged."""
+
+
+class ReadyNotPersistedError(RaftError):
+    """The ``Ready`` cannot be advanced: the storage lacks its entries or
+    snapshot (or those of an earlier ``Ready`` it would cover). Persist
+    them first; nothing was acknowledged."""
+
+
+class PanicError(RaftError):
+    """raftlet panicked inside its core: a broken internal invariant, or a
+    host that broke the storage contract (for example compacting entries
+    that were committed but not yet handed out to apply). The message is
+    the panic's. The node is unusable afterwards (every call raises
+    ``InvalidStateError``): restart it from its storage."""
 
 
 class InvalidStateError(RaftError):

@@ -5,7 +5,7 @@ Import the names from ``raftlet``; this module is private.
 
 import os
 from collections.abc import Iterable
-from typing import ClassVar, Final, Union, final
+from typing import ClassVar, Final, Optional, Union, final
 
 from typing_extensions import Self, TypeAlias
 
@@ -19,6 +19,7 @@ from raftlet._enums import (
 )
 
 __all__ = [
+    "BasicStatus",
     "ConfChange",
     "ConfChangeSingle",
     "ConfChangeV2",
@@ -27,8 +28,12 @@ __all__ = [
     "DiskStorage",
     "Entry",
     "HardState",
+    "LearnerStatus",
+    "LocalRead",
+    "MembershipEvent",
     "MemoryStorage",
     "Message",
+    "NotPromotable",
     "Progress",
     "RawNode",
     "ReadState",
@@ -78,9 +83,23 @@ class Config:
         promote_max_lag: How many entries behind the leader's last index a
             learner may be when promoted.
         max_learners: The most learners the configuration may hold.
-        seed: The election-timeout RNG seed (0 derives one from ``id``).
+        seed: The election-timeout RNG seed: 0 (the default) draws one from
+            the OS each time a node is created, so restarts do not repeat
+            their timeouts; any other value makes them reproducible.
         coalesce_appends: Whether the leader coalesces the appends of
             proposals made between two Readies into one message per peer.
+        learner_first: Whether ``RawNode.add_member`` adds new members as
+            learners (a member that never answers never changes the quorum).
+        auto_promote: Whether the leader promotes a caught-up, active
+            learner by itself (needs ``check_quorum``).
+        promote_min_active_rounds: Consecutive check-quorum rounds a
+            learner must have answered in before it is promoted (at least 1).
+        standby_promotion: Whether the leader replaces a failed voter by a
+            caught-up learner in one joint change (needs ``check_quorum``).
+        standby_dead_rounds: Consecutive silent check-quorum rounds after
+            which a voter counts as failed (at least 2).
+        learner_forwards_proposals: Whether a learner forwards proposals to
+            the leader or refuses them with ``ProposalDroppedError``.
 
     Raises:
         TypeError: An argument has the wrong type.
@@ -109,6 +128,12 @@ class Config:
         max_learners: int = ...,
         seed: int = ...,
         coalesce_appends: bool = ...,
+        learner_first: bool = ...,
+        auto_promote: bool = ...,
+        promote_min_active_rounds: int = ...,
+        standby_promotion: bool = ...,
+        standby_dead_rounds: int = ...,
+        learner_forwards_proposals: bool = ...,
     ) -> Self: ...
     def validate(self) -> None:
         """Checks every field and combination.
@@ -140,6 +165,12 @@ class Config:
     max_learners: int
     seed: int
     coalesce_appends: bool
+    learner_first: bool
+    auto_promote: bool
+    promote_min_active_rounds: int
+    standby_promotion: bool
+    standby_dead_rounds: int
+    learner_forwards_proposals: bool
     def __eq__(self, value: object, /) -> bool: ...
     __hash__: ClassVar[None]  # type: ignore[assignment]
 
@@ -157,6 +188,10 @@ class MemoryStorage:
             current members (with itself as a learner) for a node that
             joins. Without it the node starts with an empty configuration
             (for ``RawNode.bootstrap`` or a snapshot).
+
+    Raises:
+        ConfChangeRefusedError: ``conf_state`` is not a configuration a node
+            can start from (see ``set_conf_state``).
     """
 
     def __new__(cls, conf_state: "ConfState | None" = None) -> Self: ...
@@ -171,7 +206,7 @@ class MemoryStorage:
 
         Raises:
             UnavailableError: The entries would leave a gap after the last
-                one (nothing is changed then).
+                one, or are not consecutive (nothing is changed then).
             TypeError: An item is not an ``Entry``.
         """
     def set_hard_state(self, hard_state: HardState) -> None:
@@ -198,6 +233,12 @@ class MemoryStorage:
 
         Args:
             conf_state: The configuration.
+
+        Raises:
+            ConfChangeRefusedError: It names 0, 2**64 - 1 or 2**64 - 2,
+                names an id twice, has a voter that is also a learner, or is
+                otherwise not a configuration membership changes can
+                produce; the configuration held is kept.
         """
     def apply_snapshot(self, snapshot: Snapshot) -> None:
         """Replaces the whole contents with a snapshot (from ``Ready.snapshot``).
@@ -210,6 +251,8 @@ class MemoryStorage:
 
         Raises:
             SnapshotOutOfDateError: It is not newer than the snapshot held.
+            ConfChangeRefusedError: Its configuration is invalid (as for
+                ``set_conf_state``).
         """
     def create_snapshot(
         self, index: int, conf_state: "ConfState | None" = None, data: "_BytesLike | None" = None
@@ -228,6 +271,8 @@ class MemoryStorage:
             SnapshotOutOfDateError: ``index`` is not past the current snapshot.
             UnavailableError: ``index`` is past the last entry.
             CompactedError: The entry at ``index`` was compacted away.
+            ConfChangeRefusedError: ``conf_state`` is invalid (as for
+                ``set_conf_state``).
         """
     def compact(self, compact_index: int) -> None:
         """Discards the entries before ``compact_index``.
@@ -349,6 +394,10 @@ class DiskStorage:
 
         Args:
             conf_state: The configuration.
+
+        Raises:
+            ConfChangeRefusedError: One ``MemoryStorage.set_conf_state``
+                refuses; the configuration held is kept.
         """
     def apply_snapshot(self, snapshot: Snapshot) -> None:
         """Replaces the log with a snapshot (from ``Ready.snapshot``), durably.
@@ -358,6 +407,8 @@ class DiskStorage:
 
         Raises:
             SnapshotOutOfDateError: It is not newer than the snapshot held.
+            ConfChangeRefusedError: Its configuration is invalid (as for
+                ``set_conf_state``).
         """
     def create_snapshot(
         self, index: int, conf_state: "ConfState | None" = None, data: "_BytesLike | None" = None
@@ -373,6 +424,8 @@ class DiskStorage:
             SnapshotOutOfDateError: ``index`` is not past the current snapshot.
             UnavailableError: ``index`` is past the last entry.
             CompactedError: The entry at ``index`` was compacted away.
+            ConfChangeRefusedError: ``conf_state`` is invalid (as for
+                ``set_conf_state``).
         """
     def compact(self, compact_index: int) -> None:
         """Discards the entries before ``compact_index``.
@@ -439,6 +492,12 @@ class RawNode:
     A node may be shared between threads: calls are serialized by a lock,
     and ``step()`` and ``ready()`` release the GIL.
 
+    A panic inside the core raises ``PanicError`` (a ``RaftError``); the
+    node is unusable afterwards (``InvalidStateError``). Log records go to
+    ``logging.getLogger("raftlet")``; the core builds only the records that
+    logger keeps, reading its level when a node is created and at every
+    ``campaign()``, ``tick()`` and ``ready()``.
+
     Args:
         config: The node's configuration.
         storage: The storage the node restarts from and reads its log from
@@ -453,7 +512,9 @@ class RawNode:
         """Initializes an empty node with its first configuration.
 
         One committed conf-change entry per voter and learner is appended;
-        the next Ready hands them out to persist and apply.
+        the next Ready hands them out to persist and apply. Everything is
+        checked first: a refused bootstrap changes nothing, so a corrected
+        call may follow.
 
         Args:
             voters: The initial voters.
@@ -461,11 +522,19 @@ class RawNode:
 
         Raises:
             InvalidStateError: There are no voters or the storage is not empty.
+            ConfChangeRefusedError: An id is 0, 2**64 - 1 or 2**64 - 2,
+                appears twice, or is both a voter and a learner.
         """
     def tick(self) -> None:
-        """Advances the logical clock by one tick."""
+        """Advances the logical clock by one tick (and reads the level of
+        ``logging.getLogger("raftlet")``)."""
     def campaign(self) -> None:
-        """Makes this node campaign at once (pre-vote first when enabled)."""
+        """Makes this node campaign at once (pre-vote first when enabled).
+
+        Raises:
+            InvalidStateError: The node's term or last index is at the
+                limit 2**63 - 1 (it can never campaign again).
+        """
     def propose(self, data: _BytesLike) -> None:
         """Proposes that ``data`` be appended to the log.
 
@@ -495,7 +564,9 @@ class RawNode:
 
         Raises:
             ProposalDroppedError: As for ``propose``.
-            ConfChangeRefusedError: The leader refused the change.
+            ConfChangeRefusedError: The leader refused the change, or (on
+                every node) the change has an unknown type or transition or
+                names node 0, 2**64 - 1 or 2**64 - 2.
             PromotionNotReadyError: The learner to promote lags.
             TooManyLearnersError: The change would exceed ``max_learners``.
             TypeError: ``cc`` is not a ``ConfChange`` or ``ConfChangeV2``.
@@ -514,7 +585,10 @@ class RawNode:
 
         Raises:
             ConfChangeRefusedError: The change is not valid for the current
-                configuration.
+                configuration; it is left unchanged and the node keeps
+                working. A raftlet leader never commits such a change, but
+                an etcd leader may: log it and treat the entry as a no-op,
+                as every raftlet node does.
         """
     def step(self, message: Message) -> None:
         """Processes a message received from a peer (the GIL is released).
@@ -524,6 +598,9 @@ class RawNode:
 
         Raises:
             StepLocalMessageError: The message type is local-only.
+            InvalidMessageError: The message type is unknown, a term or
+                index in it is above 2**63 - 1, or it comes from an id that
+                cannot be a member; nothing in the node changed.
             StepPeerNotFoundError: A response came from an unknown peer.
         """
     def read_index(self, ctx: _BytesLike) -> None:
@@ -536,6 +613,41 @@ class RawNode:
 
         Raises:
             NoLeaderError: No leader is known.
+        """
+    def add_member(self, id: int, context: _BytesLike = b"") -> None:
+        """Proposes adding member ``id``: as a learner when
+        ``Config.learner_first`` is on (the default), as a voter otherwise.
+
+        A learner added first never changes the quorum, so a member that
+        never answers can be removed again without losing availability.
+
+        Args:
+            id: The new member.
+            context: The host's context, for example the member's address.
+
+        Raises:
+            ConfChangeRefusedError: ``id`` is already a member or cannot be one.
+            TooManyLearnersError: The configuration holds ``max_learners``.
+            ProposalDroppedError: No leader to take the proposal.
+        """
+    def set_auto_promote(self, on: bool) -> None:
+        """Turns automatic promotion on or off at run time.
+
+        Raises:
+            ConfigError: Turning it on without check-quorum.
+        """
+    def set_standby_promotion(self, on: bool) -> None:
+        """Turns standby promotion on or off at run time.
+
+        Raises:
+            ConfigError: Turning it on without check-quorum.
+        """
+    def read_local(self) -> LocalRead:
+        """A weak read: what this node may serve at once, and how stale.
+
+        For a read that sees every write acknowledged before it began, use
+        ``read_index`` (a learner forwards it) and serve it once applied up
+        to the ``ReadState``'s index.
         """
     def transfer_leader(self, transferee: int) -> None:
         """Asks the leader to hand leadership to ``transferee``.
@@ -566,31 +678,46 @@ class RawNode:
     def ready(self) -> Ready:
         """Takes the next batch of work (the GIL is released while it is built).
 
+        Several Readies may be in flight, but they are advanced in the
+        order they were taken, each once: advancing one covers the earlier
+        ones, which can no longer be advanced. A host that runs the Ready
+        loop from several threads must keep that order itself.
+
         Returns:
             The Ready; hand it back with ``advance`` once handled.
         """
     def advance(self, ready: Ready) -> None:
         """Reports that a Ready was fully handled (persisted and applied).
 
+        Its committed entries and those of earlier Readies are reported
+        applied, not those of later Readies already taken. Earlier Readies
+        not advanced yet are covered by it. Nothing changes on an error.
+
         Args:
             ready: A Ready of this node.
 
         Raises:
-            ReadyStaleError: The Ready was already advanced.
-            ValueError: The Ready comes from another node.
+            ReadyStaleError: The Ready, or a later one, was already advanced.
+            ForeignReadyError: The Ready comes from another node (also a
+                ValueError).
+            ReadyNotPersistedError: The storage lacks the Ready's entries or
+                snapshot (or those of an earlier Ready it would cover).
         """
     def advance_append(self, ready: Ready) -> None:
         """Reports that a Ready's writes are durable (asynchronous apply).
 
         Follow up with ``advance_apply_to`` as entries are applied.
-        Earlier Readies are taken as durable too.
+        Earlier Readies are covered, as by ``advance``.
 
         Args:
             ready: A Ready of this node.
 
         Raises:
-            ReadyStaleError: The Ready was already advanced.
-            ValueError: The Ready comes from another node.
+            ReadyStaleError: The Ready, or a later one, was already advanced.
+            ForeignReadyError: The Ready comes from another node (also a
+                ValueError).
+            ReadyNotPersistedError: The storage lacks the Ready's entries or
+                snapshot (or those of an earlier Ready it would cover).
         """
     def advance_apply_to(self, index: int) -> None:
         """Reports that committed entries up to ``index`` are applied.
@@ -602,6 +729,13 @@ class RawNode:
         """Reports that every committed entry handed out so far is applied."""
     def status(self) -> Status:
         """Returns the node's full status (peers' progress only on the leader)."""
+    def basic_status(self) -> BasicStatus:
+        """Returns the cheap part of the status (etcd ``BasicStatus``).
+
+        Id, hard and soft state, applied index and lead transferee, read in
+        one call under the node's lock, without the configuration or the
+        peers' progress.
+        """
     def close(self) -> None:
         """Drops the node now; later calls raise ``InvalidStateError``. Idempotent."""
     @property
@@ -682,6 +816,14 @@ class Ready:
     def persisted_messages(self) -> list[Message]:
         """Messages to send only once the writes of this Ready and of every
         earlier one are durable (vote requests, vote and append responses)."""
+    @property
+    def membership_events(self) -> list[MembershipEvent]:
+        """Membership changes the leader proposed by itself since the
+        previous Ready (automatic and standby promotions), for the host's log."""
+    def all_messages(self) -> list[Message]:
+        """Returns every message in one new list, ``messages`` first, then
+        ``persisted_messages``: what a synchronous host sends once the write
+        of this Ready is durable (etcd's ``Ready.Messages``)."""
     @property
     def must_sync(self) -> bool:
         """Whether the write of this Ready must be synced to disk."""
@@ -1192,6 +1334,44 @@ class Progress:
         """The number of append messages in flight to the peer."""
 
 @final
+class BasicStatus:
+    """The cheap part of a node's state, taken by ``RawNode.basic_status()``
+    (etcd ``BasicStatus``)."""
+
+    @property
+    def id(self) -> int:
+        """The node's id."""
+    @property
+    def term(self) -> int:
+        """The current term."""
+    @property
+    def vote(self) -> int:
+        """Whom the node voted for in this term (0 for nobody)."""
+    @property
+    def commit(self) -> int:
+        """The commit index."""
+    @property
+    def leader_id(self) -> int:
+        """The known leader (0 for none)."""
+    @property
+    def raft_state(self) -> StateRole:
+        """The node's role (a ``str``: ``raft_state == "Leader"``)."""
+    @property
+    def applied(self) -> int:
+        """The last index the host reported applied."""
+    @property
+    def lead_transferee(self) -> int:
+        """The target of a leader transfer under way (0 for none)."""
+    @property
+    def hard_state(self) -> HardState:
+        """Term, vote and commit."""
+    @property
+    def soft_state(self) -> SoftState:
+        """Leader and role."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
+
+@final
 class Status:
     """A snapshot of a node's state, taken by ``RawNode.status()``."""
 
@@ -1246,5 +1426,95 @@ class Status:
     @property
     def progress(self) -> dict[int, Progress]:
         """Every peer's progress by id; empty unless this node leads."""
+    @property
+    def learner_status(self) -> list[LearnerStatus]:
+        """Every learner as the leader sees it, by id; empty unless this node leads."""
     def to_json(self) -> str:
         """Returns the status as JSON in the shape of etcd's ``Status.MarshalJSON``."""
+
+@final
+class MembershipEvent:
+    """A membership change the leader proposed by itself, for the host's log."""
+
+    @property
+    def kind(self) -> str:
+        """``"PromotionProposed"`` or ``"StandbySwapProposed"``."""
+    @property
+    def id(self) -> int:
+        """The learner being promoted (the same as ``promoted``)."""
+    @property
+    def promoted(self) -> int:
+        """The learner becoming a voter."""
+    @property
+    def demoted(self) -> int:
+        """The voter becoming a learner (0 for a plain promotion)."""
+    @property
+    def index(self) -> int:
+        """The index of the conf-change entry the leader appended."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
+
+@final
+class NotPromotable:
+    """Why a learner cannot be promoted now."""
+
+    @property
+    def reason(self) -> str:
+        """``"Lagging"``, ``"InSnapshot"``, ``"NotActiveLongEnough"``,
+        ``"ConfChangePending"`` or ``"TransferInProgress"``."""
+    @property
+    def lag(self) -> Optional[int]:
+        """For ``"Lagging"``: entries behind the leader's last index."""
+    @property
+    def max_lag(self) -> Optional[int]:
+        """For ``"Lagging"``: the threshold ``promote_max_lag``."""
+    @property
+    def active_rounds(self) -> Optional[int]:
+        """For ``"NotActiveLongEnough"``: consecutive rounds it answered in."""
+    @property
+    def needed(self) -> Optional[int]:
+        """For ``"NotActiveLongEnough"``: the rounds required."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
+
+@final
+class LearnerStatus:
+    """A learner as the leader sees it (``Status.learner_status``)."""
+
+    @property
+    def id(self) -> int:
+        """The learner's id."""
+    @property
+    def lag(self) -> int:
+        """Entries behind the leader's last index."""
+    @property
+    def recent_active(self) -> bool:
+        """Whether it answered in the current check-quorum round."""
+    @property
+    def active_rounds(self) -> int:
+        """Consecutive check-quorum rounds it answered in."""
+    @property
+    def state(self) -> str:
+        """``"StateProbe"``, ``"StateReplicate"`` or ``"StateSnapshot"``."""
+    @property
+    def not_promotable(self) -> Optional[NotPromotable]:
+        """``None`` when it could be promoted now, else why not."""
+    @property
+    def promotable(self) -> bool:
+        """Whether it could be promoted now."""
+
+@final
+class LocalRead:
+    """The answer to ``RawNode.read_local()``."""
+
+    @property
+    def applied(self) -> int:
+        """The applied index: the state a weak read sees."""
+    @property
+    def commit(self) -> int:
+        """The highest index this node knows committed."""
+    @property
+    def leader(self) -> int:
+        """The leader this node knows (0 for none)."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]

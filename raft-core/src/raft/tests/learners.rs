@@ -222,6 +222,7 @@ struct Env {
 fn env_config(id: u64) -> Config {
     Config {
         id,
+        seed: super::fixed_seed(id),
         election_tick: 3,
         heartbeat_tick: 1,
         max_size_per_msg: u64::MAX,
@@ -648,10 +649,9 @@ fn test_step_config() {
     r.become_leader();
     let index = r.raft_log.last_index();
     let mut m = msg(MessageType::MsgProp, 1, 1);
-    m.entries = vec![Entry {
-        entry_type: EntryType::EntryConfChange,
-        ..Entry::default()
-    }];
+    // raftlet: etcd proposes an entry without data (AddNode of node 0);
+    // raftlet refuses node 0 at propose time, so this adds node 3.
+    m.entries = vec![cc_entry(cc1(ADD, 3))];
     r.step(m).expect("a conf change is accepted");
     assert_eq!(r.raft_log.last_index(), index + 1);
     assert_eq!(r.pending_conf_index, index + 1);
@@ -665,10 +665,9 @@ fn test_step_ignore_config() {
     r.become_leader();
     let cc = || {
         let mut m = msg(MessageType::MsgProp, 1, 1);
-        m.entries = vec![Entry {
-            entry_type: EntryType::EntryConfChange,
-            ..Entry::default()
-        }];
+        // raftlet: a valid change (etcd's has no data: AddNode of node 0,
+        // which raftlet refuses at propose time).
+        m.entries = vec![cc_entry(cc1(ADD, 3))];
         m
     };
     r.step(cc()).expect("first conf change");

@@ -29,11 +29,19 @@ mod snapshot;
 /// A state machine as etcd tests construct them.
 pub(crate) type TestRaft = Raft<MemoryStorage>;
 
+/// A fixed election-timeout seed for node `id`: the one raftlet derived
+/// from the id when `seed` 0 still meant that (it now draws from the OS).
+pub(crate) fn fixed_seed(id: u64) -> u64 {
+    id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5851_f42d_4c95_7f2d
+}
+
 /// etcd's `newTestConfig`: no message size limit, 256 inflight, and
-/// pre-vote and check-quorum off (etcd's defaults).
+/// pre-vote and check-quorum off (etcd's defaults), with a fixed seed
+/// derived from the id so that a test replays the same timeouts.
 pub(crate) fn new_test_config(id: u64, election: usize, heartbeat: usize) -> Config {
     Config {
         id,
+        seed: fixed_seed(id),
         election_tick: election,
         heartbeat_tick: heartbeat,
         max_size_per_msg: u64::MAX,
@@ -47,11 +55,13 @@ pub(crate) fn new_test_config(id: u64, election: usize, heartbeat: usize) -> Con
 /// etcd's `newTestMemoryStorage(withPeers(..), withLearners(..))`.
 pub(crate) fn new_test_storage(voters: &[u64], learners: &[u64]) -> MemoryStorage {
     let s = MemoryStorage::new();
-    s.wl().set_conf_state(ConfState {
-        voters: voters.to_vec(),
-        learners: learners.to_vec(),
-        ..ConfState::default()
-    });
+    s.wl()
+        .set_conf_state(ConfState {
+            voters: voters.to_vec(),
+            learners: learners.to_vec(),
+            ..ConfState::default()
+        })
+        .expect("valid test configuration");
     s
 }
 

@@ -470,6 +470,37 @@ fn election_timeout_randomized_across_seeds() {
     assert_ne!(sequence(7), sequence(8));
 }
 
+/// Seed 0 (the default) draws the seed from the OS, as etcd does: two
+/// nodes with the same id, like one node before and after a restart, do
+/// not repeat each other's timeouts, which still lie in `[et, 2et)`. (Two
+/// sequences of 20 draws out of 10 values agree by chance with probability
+/// 10^-20.)
+#[test]
+fn election_timeout_seed_zero_draws_from_the_os() {
+    let et = 10;
+    let sequence = || {
+        let mut c = new_test_config(1, et, 1);
+        c.seed = 0;
+        let mut r = new_test_raft_with_config(&c, new_test_storage(&[1, 2, 3], &[]));
+        (0..20)
+            .map(|_| {
+                let term = r.term + 1;
+                r.become_follower(term, INVALID_ID);
+                r.randomized_election_timeout
+            })
+            .collect::<Vec<_>>()
+    };
+    let (first, restarted) = (sequence(), sequence());
+    assert_ne!(first, restarted, "seed 0 repeated the same timeouts");
+    for t in first.iter().chain(&restarted) {
+        assert!(
+            (et..2 * et).contains(t),
+            "timeout {t} outside [{et}, {})",
+            2 * et
+        );
+    }
+}
+
 /// etcd: TestFollowersElectionTimeoutNonconflict
 /// Reference: section 5.2
 #[test]

@@ -2162,3 +2162,32 @@ fn test_raw_node_async_apply_pending_conf_change() {
     rn.advance_apply_to(cc_index);
     rn.propose_conf_change(add(3)).expect("propose after apply");
 }
+
+/// `Ready::take_all_messages` hands out `messages` and then
+/// `persisted_messages`, in their order, and leaves both empty: on a real
+/// leader's Ready, and on one where both lists hold messages.
+#[test]
+fn take_all_messages_sends_messages_then_persisted_messages() {
+    let (mut rn, s) = new_multi_leader(&new_test_config(1, 10, 1), 3);
+    rn.propose(Bytes::from_static(b"x")).expect("propose");
+    let mut rd = rn.ready();
+    let mut want = rd.messages.clone();
+    want.extend(rd.persisted_messages.iter().cloned());
+    assert!(!want.is_empty(), "the leader's Ready sends its appends");
+    append(&s, &rd);
+    assert_eq!(rd.take_all_messages(), want);
+    assert!(rd.messages.is_empty() && rd.persisted_messages.is_empty());
+    assert!(rd.take_all_messages().is_empty(), "taken once");
+    rn.advance(rd);
+
+    let mut rd = Ready::default();
+    let now = [
+        msg_term(MessageType::MsgApp, 1, 2, 2),
+        msg_term(MessageType::MsgHeartbeat, 1, 3, 2),
+    ];
+    let after = [msg_term(MessageType::MsgVoteResp, 1, 2, 2)];
+    rd.messages = now.to_vec();
+    rd.persisted_messages = after.to_vec();
+    assert_eq!(rd.take_all_messages(), [&now[..], &after[..]].concat());
+    assert!(rd.is_empty());
+}
