@@ -126,6 +126,8 @@ test-c: lib test-c-tsan test-install check-c-coverage ## C tests under ASan+UBSa
 	@if command -v valgrind >/dev/null; then \
 	  valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect ./build/c/cluster > /dev/null; \
 	else echo "valgrind not installed; running the example without it"; ./build/c/cluster > /dev/null; fi
+	$(CC) $(CFLAGS_STRICT) -g examples/c/disk_restart.c $(STATICLIB) $(CLIBS) -o build/c/disk_restart
+	rm -rf build/c/disk-example && ./build/c/disk_restart build/c/disk-example > /dev/null && rm -rf build/c/disk-example
 
 .PHONY: test-python
 test-python: ## Python package: venv, wheel (maturin), pytest, stubtest, the example
@@ -180,8 +182,13 @@ plan-coverage: ## which TEST-PLAN lines the tests name (report only)
 	else echo "plan-coverage: ../shared/tools not present; skipped"; fi
 
 .PHONY: bench
-bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg (~10 min; not part of make test)
+bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg, then D1 (~20 min; not part of make test)
 	./scripts/bench.sh
+	./scripts/bench_d1.sh
+
+.PHONY: bench-disk
+bench-disk: ## D1 only: raftlet-disk vs etcd's WAL, raft-engine, redb, fjall (synced writes/s): writes docs/bench-d1.md
+	./scripts/bench_d1.sh
 
 .PHONY: clean
 clean: ## remove build outputs

@@ -198,7 +198,9 @@ typedef struct raftlet_node raftlet_node;
 // Its contents are immutable: it may be read from any thread.
 typedef struct raftlet_ready raftlet_ready;
 
-// An opaque handle to a MemoryStorage. The storage is shared: a node
+// An opaque handle to a storage: in memory (raftlet_storage_new_memory)
+// or one group of a durable store on disk (raftlet_storage_open); every
+// raftlet_storage_* call works on both. The storage is shared: a node
 // created over it keeps its own reference, so the handle may be freed
 // before or after the node. Thread-safe (a lock inside).
 typedef struct raftlet_storage raftlet_storage;
@@ -1165,6 +1167,49 @@ raftlet_result raftlet_storage_snapshot(const struct raftlet_storage *storage,
                                         uint8_t *out,
                                         size_t cap,
                                         size_t *len_out);
+
+// Opens (creating it if needed) the durable store in directory `dir` (a
+// NUL-terminated path) and gives group `group` of it as a storage handle:
+// its log, hard state, configuration and snapshot survive a crash, and a
+// node created over it restarts from them. Each raftlet_storage_* write
+// call is durable when it returns (raftlet_storage_append_ready syncs when
+// the Ready must be synced). The directory is locked while any handle on
+// it is alive: open the other groups of the same directory with
+// raftlet_storage_open_group. On success `*storage_out` owns a new handle;
+// release it with raftlet_storage_free.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, or RAFTLET_ERR_STORAGE (the
+// directory is locked by another open, a record in the middle of the log
+// is corrupt, a snapshot file is missing or damaged, or the filesystem
+// failed; raftlet_last_error_message() names the file, and the offset for
+// a corrupt record).
+raftlet_result raftlet_storage_open(const char *dir,
+                                    uint64_t group,
+                                    struct raftlet_storage **storage_out);
+
+// Gives group `group` of the same durable store as `storage` (a handle
+// from raftlet_storage_open) as a new storage handle. On success
+// `*storage_out` owns it; release it with raftlet_storage_free.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+// (`storage` is a memory storage).
+raftlet_result raftlet_storage_open_group(const struct raftlet_storage *storage,
+                                          uint64_t group,
+                                          struct raftlet_storage **storage_out);
+
+// Persists the Readies of many groups with ONE sync (group commit):
+// `readies[i]` (from the node over `storages[i]`) is written to
+// `storages[i]` as raftlet_storage_append_ready would, all in one record,
+// synced once if any of them must be. Every storage must be a group of
+// the same durable store (raftlet_storage_open / _open_group). Nothing is
+// written if any Ready does not fit its group's log, or breaks the
+// ready-order rules of raftlet_storage_append_ready (each against what its
+// storage persisted last, or an earlier element of the same call).
+// `count` 0 is a no-op.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_ARG (a
+// memory storage, or groups of different stores), RAFTLET_ERR_READY_STALE,
+// or a storage code.
+raftlet_result raftlet_storage_append_readies(const struct raftlet_storage *const *storages,
+                                              const struct raftlet_ready *const *readies,
+                                              size_t count);
 
 // The library version as "MAJOR.MINOR.PATCH" (equal to the
 // RAFTLET_VERSION_* macros of the header it was built with). A static

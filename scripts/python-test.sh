@@ -91,8 +91,9 @@ fi
 
 # 4. The stubs against the compiled module, and the example against the stubs.
 "$PY" -m mypy.stubtest raftlet._raftlet
-"$PY" -m mypy --strict examples/python/story.py
+"$PY" -m mypy --strict examples/python/story.py examples/python/disk_restart.py
 
 # 5. The example (exits non-zero if the story does not unfold as told).
 "$PY" examples/python/story.py >/dev/null
-echo "python-test: the example ran (examples/python/story.py)"
+"$PY" examples/python/disk_restart.py >/dev/null
+echo "python-test: the examples ran (examples/python/story.py, disk_restart.py)"

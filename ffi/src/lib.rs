@@ -21,6 +21,7 @@ extern crate raftlet_core as raftlet;
 
 #[macro_use]
 mod boundary;
+mod any_storage;
 mod config;
 mod learner;
 mod log;
@@ -29,6 +30,7 @@ mod node;
 mod ready;
 mod result;
 mod storage;
+mod storage_disk;
 #[cfg(test)]
 mod tests_bindings;
 mod version;
@@ -41,6 +43,7 @@ pub use node::*;
 pub use ready::*;
 pub use result::*;
 pub use storage::*;
+pub use storage_disk::*;
 pub use version::*;
 
 /// A borrowed byte slice: `len` bytes at `ptr` (`ptr` may be NULL when

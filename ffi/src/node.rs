@@ -7,7 +7,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use raftlet_core::pb::{ConfChange, ConfChangeI, ConfChangeV2, ConfState, Decode, Encode, Message};
-use raftlet_core::{MemoryStorage, RawNode, SnapshotStatus, StateRole};
+use raftlet_core::{RawNode, SnapshotStatus, StateRole};
+
+use crate::any_storage::AnyStorage;
 
 use crate::config::raftlet_config;
 use crate::ready::raftlet_ready;
@@ -28,7 +30,7 @@ pub struct raftlet_node {
 
 /// The node and what the ABI tracks about its readies, under one lock.
 struct NodeState {
-    rn: RawNode<MemoryStorage>,
+    rn: RawNode<AnyStorage>,
     /// The last committed index handed out by the readies taken so far:
     /// what raftlet_node_advance of the latest one reports applied.
     applying: u64,
@@ -64,10 +66,10 @@ impl Written {
     /// relies on it: the snapshot, and the last entry unless the term
     /// changed since it was handed out (the core then no longer takes it
     /// as stable, and a newer leader's entries may have replaced it).
-    fn check(&self, rn: &RawNode<MemoryStorage>) -> Result<(), String> {
+    fn check(&self, rn: &RawNode<AnyStorage>) -> Result<(), String> {
         use raftlet_core::{Storage as _, StorageError};
         let store = rn.store();
-        let snap = store.rl().snapshot_ref().metadata.index;
+        let snap = store.snapshot_index();
         if self.snapshot > snap {
             return Err(format!(
                 "the snapshot at index {} is not in the node's storage (it holds {snap})",
@@ -125,7 +127,7 @@ pub(crate) fn role_code(r: StateRole) -> u32 {
 /// Runs `f` on the locked node; a panic poisons the node.
 pub(crate) fn with_node(
     node: *const raftlet_node,
-    f: impl FnOnce(&mut RawNode<MemoryStorage>) -> raftlet_result,
+    f: impl FnOnce(&mut RawNode<AnyStorage>) -> raftlet_result,
 ) -> raftlet_result {
     with_state(node, |st, _| f(&mut st.rn))
 }

@@ -1,23 +1,39 @@
-//! `raftlet_storage`: the in-memory storage shared by a node and its host.
+//! `raftlet_storage`: the storage shared by a node and its host, in memory
+//! or on disk (storage_disk.rs opens the latter).
 
 use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
-use raftlet_core::pb::{ConfState, Decode, Encode, Entry, HardState, Message, Snapshot};
+use raftlet_core::pb::{ConfState, Decode, Entry, HardState, Message, Snapshot};
 use raftlet_core::MemoryStorage;
+
+use crate::any_storage::AnyStorage;
 
 use crate::ready::raftlet_ready;
 use crate::result::{code, fail, from_error, raftlet_result, raftlet_result::*};
 
-/// An opaque handle to a MemoryStorage. The storage is shared: a node
+/// An opaque handle to a storage: in memory (raftlet_storage_new_memory)
+/// or one group of a durable store on disk (raftlet_storage_open); every
+/// raftlet_storage_* call works on both. The storage is shared: a node
 /// created over it keeps its own reference, so the handle may be freed
 /// before or after the node. Thread-safe (a lock inside).
 pub struct raftlet_storage {
-    pub(crate) inner: MemoryStorage,
-    /// The ready raftlet_storage_append_ready persisted last, as (node
-    /// generation, ready number); (0, 0) before the first. Held across the
-    /// whole append so that the check and the write are one step.
-    appended: Mutex<(u64, u64)>,
+    pub(crate) inner: AnyStorage,
+    /// The ready raftlet_storage_append_ready (or _append_readies)
+    /// persisted last, as (node generation, ready number); (0, 0) before
+    /// the first. Held across the whole append so that the check and the
+    /// write are one step.
+    pub(crate) appended: Mutex<(u64, u64)>,
+}
+
+impl raftlet_storage {
+    /// A handle on `inner` (the one place that builds the struct).
+    pub(crate) fn new(inner: AnyStorage) -> raftlet_storage {
+        raftlet_storage {
+            inner,
+            appended: Mutex::new((0, 0)),
+        }
+    }
 }
 
 fn st<'a>(p: *const raftlet_storage) -> &'a raftlet_storage {
@@ -35,10 +51,9 @@ pub unsafe extern "C" fn raftlet_storage_new_memory(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage_out);
-        let b = Box::new(raftlet_storage {
-            inner: MemoryStorage::new(),
-            appended: Mutex::new((0, 0)),
-        });
+        let b = Box::new(raftlet_storage::new(AnyStorage::Memory(
+            MemoryStorage::new(),
+        )));
         // SAFETY: non-null output pointer.
         unsafe { *storage_out = Box::into_raw(b) };
         RAFTLET_OK
@@ -82,7 +97,7 @@ pub unsafe extern "C" fn raftlet_storage_set_conf_state(
             Ok(l) => l,
             Err(code) => return code,
         };
-        code(&st(storage).inner.wl().set_conf_state(ConfState {
+        code(&st(storage).inner.set_conf_state(ConfState {
             voters: v.to_vec(),
             learners: l.to_vec(),
             ..ConfState::default()
@@ -101,11 +116,11 @@ pub unsafe extern "C" fn raftlet_storage_set_hard_state(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage);
-        st(storage)
-            .inner
-            .wl()
-            .set_hard_state(HardState { term, vote, commit });
-        RAFTLET_OK
+        code(
+            &st(storage)
+                .inner
+                .set_hard_state(HardState { term, vote, commit }),
+        )
     })
 }
 
@@ -126,11 +141,55 @@ pub unsafe extern "C" fn raftlet_storage_append_entry(
             Ok(e) => e,
             Err(e) => return from_error(&e.into()),
         };
-        match st(storage).inner.wl().append(&[e]) {
-            Ok(()) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(&st(storage).inner.append(&[e]))
     })
+}
+
+/// Checks that `rd` may be persisted now to a storage that persisted the
+/// ready `appended` (node generation, ready number) last: it is not
+/// advanced nor covered by an advanced ready of its node, and it is newer
+/// than `appended` (readies persist in the order they were taken, each
+/// once, and never from an older node). Returns the pair to record once
+/// the write succeeds, or the error code and message (nothing written).
+pub(crate) fn check_ready_order(
+    rd: &raftlet_ready,
+    appended: (u64, u64),
+) -> Result<(u64, u64), (raftlet_result, String)> {
+    let number = rd.rd.number();
+    if rd.is_stale() {
+        return Err((
+            RAFTLET_ERR_READY_STALE,
+            format!("ready {number} was already advanced"),
+        ));
+    }
+    let done = rd.track.advanced.load(Ordering::Acquire);
+    if number <= done {
+        return Err((
+            RAFTLET_ERR_READY_STALE,
+            format!(
+                "ready {number} is covered by ready {done}, which its node already \
+                 advanced: persist readies in the order they were taken"
+            ),
+        ));
+    }
+    let this = (rd.generation(), number);
+    if this <= appended {
+        let why = if this.0 < appended.0 {
+            format!(
+                "ready {number} comes from a node older than the one whose ready {} \
+                 this storage persisted last",
+                appended.1
+            )
+        } else {
+            format!(
+                "ready {number} is not newer than ready {}, persisted before: \
+                 persist readies in the order they were taken, each once",
+                appended.1
+            )
+        };
+        return Err((RAFTLET_ERR_READY_STALE, why));
+    }
+    Ok(this)
 }
 
 /// Persists what a Ready asks for: its snapshot (if any), its entries and
@@ -163,43 +222,12 @@ pub unsafe extern "C" fn raftlet_storage_append_ready(
         check_null!(storage, ready);
         // SAFETY: non-null handle from raftlet_node_ready.
         let rd = unsafe { &*ready };
-        let number = rd.rd.number();
-        if rd.is_stale() {
-            return fail(
-                RAFTLET_ERR_READY_STALE,
-                format!("ready {number} was already advanced"),
-            );
-        }
-        let done = rd.track.advanced.load(Ordering::Acquire);
-        if number <= done {
-            return fail(
-                RAFTLET_ERR_READY_STALE,
-                format!(
-                    "ready {number} is covered by ready {done}, which its node already \
-                     advanced: persist readies in the order they were taken"
-                ),
-            );
-        }
         let store = st(storage);
         let mut appended = store.appended.lock();
-        let this = (rd.generation(), number);
-        if this <= *appended {
-            let why = if this.0 < appended.0 {
-                format!(
-                    "ready {number} comes from a node older than the one whose ready {} \
-                     this storage persisted last",
-                    appended.1
-                )
-            } else {
-                format!(
-                    "ready {number} is not newer than ready {}, persisted before: \
-                     persist readies in the order they were taken, each once",
-                    appended.1
-                )
-            };
-            return fail(RAFTLET_ERR_READY_STALE, why);
-        }
-        let mut s = store.inner.wl();
+        let this = match check_ready_order(rd, *appended) {
+            Ok(this) => this,
+            Err((code, why)) => return fail(code, why),
+        };
         if let Some(snap) = &rd.rd.snapshot {
             // Entries that would not follow the snapshot fail after it is
             // applied: refuse them first, so nothing is written on an error.
@@ -211,17 +239,9 @@ pub unsafe extern "C" fn raftlet_storage_append_ready(
                     );
                 }
             }
-            if let Err(e) = s.apply_snapshot(snap.clone()) {
-                return from_error(&e);
-            }
         }
-        // Without a snapshot this is the first write; with one, the entries
-        // follow it (checked above) and cannot fail.
-        if let Err(e) = s.append(&rd.rd.entries) {
+        if let Err(e) = store.inner.persist_ready(&rd.rd) {
             return from_error(&e);
-        }
-        if let Some(hs) = rd.rd.hard_state {
-            s.set_hard_state(hs);
         }
         *appended = this;
         RAFTLET_OK
@@ -245,10 +265,7 @@ pub unsafe extern "C" fn raftlet_storage_apply_snapshot(
             Ok(s) => s,
             Err(e) => return from_error(&e.into()),
         };
-        match st(storage).inner.wl().apply_snapshot(snap) {
-            Ok(()) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(&st(storage).inner.apply_snapshot(snap))
     })
 }
 
@@ -267,11 +284,11 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot(
     ffi_boundary!({
         check_null!(storage);
         let d = c_slice!(data, data_len, "data");
-        let mut s = st(storage).inner.wl();
-        match s.create_snapshot(index, None, Some(bytes::Bytes::copy_from_slice(d))) {
-            Ok(_) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(&st(storage).inner.create_snapshot(
+            index,
+            None,
+            Some(bytes::Bytes::copy_from_slice(d)),
+        ))
     })
 }
 
@@ -290,7 +307,7 @@ pub unsafe extern "C" fn raftlet_storage_set_conf_state_encoded(
         check_null!(storage);
         let buf = c_slice!(conf_state, conf_state_len, "conf_state");
         match ConfState::decode(buf) {
-            Ok(cs) => code(&st(storage).inner.wl().set_conf_state(cs)),
+            Ok(cs) => code(&st(storage).inner.set_conf_state(cs)),
             Err(e) => from_error(&e.into()),
         }
     })
@@ -306,10 +323,7 @@ pub unsafe extern "C" fn raftlet_storage_compact(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage);
-        match st(storage).inner.wl().compact(index) {
-            Ok(()) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(&st(storage).inner.compact(index))
     })
 }
 
@@ -359,10 +373,7 @@ pub unsafe extern "C" fn raftlet_storage_append_entries(
             Ok(m) => m,
             Err(e) => return from_error(&e.into()),
         };
-        match st(storage).inner.wl().append(&m.entries) {
-            Ok(()) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(&st(storage).inner.append(&m.entries))
     })
 }
 
@@ -396,11 +407,11 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot_with_conf_state(
             }
         };
         let d = c_slice!(data, data_len, "data");
-        let mut s = st(storage).inner.wl();
-        match s.create_snapshot(index, cs, Some(bytes::Bytes::copy_from_slice(d))) {
-            Ok(_) => RAFTLET_OK,
-            Err(e) => from_error(&e),
-        }
+        code(
+            &st(storage)
+                .inner
+                .create_snapshot(index, cs, Some(bytes::Bytes::copy_from_slice(d))),
+        )
     })
 }
 
@@ -419,7 +430,10 @@ pub unsafe extern "C" fn raftlet_storage_snapshot(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage, len_out);
-        let enc = st(storage).inner.rl().snapshot_ref().encode_to_vec();
+        let enc = match st(storage).inner.snapshot_encoded() {
+            Ok(enc) => enc,
+            Err(e) => return from_error(&e),
+        };
         // SAFETY: non-null output pointer.
         unsafe { *len_out = enc.len() };
         if out.is_null() {

@@ -1995,6 +1995,135 @@ static void test_three_nodes(void) {
     reset_cluster();
 }
 
+/* Runs a single-voter node's Ready loop over its storage until idle;
+ * returns how many normal entries with data it applied. */
+static size_t drain_disk(raftlet_node *n, raftlet_storage *st) {
+    size_t applied = 0;
+    bool has = false;
+    for (H_OK(raftlet_node_has_ready(n, &has)); has; H_OK(raftlet_node_has_ready(n, &has))) {
+        raftlet_ready *rd = NULL;
+        H_OK(raftlet_node_ready(n, &rd));
+        EXPECT_OK(raftlet_storage_append_ready(st, rd));
+        size_t c = 0;
+        H_OK(raftlet_ready_committed_entry_count(rd, &c));
+        for (size_t i = 0; i < c; i++) {
+            raftlet_entry_view e;
+            H_OK(raftlet_ready_committed_entry(rd, i, &e));
+            applied += e.entry_type == 0 && e.data.len > 0;
+        }
+        H_OK(raftlet_node_advance(n, rd));
+        raftlet_ready_free(rd);
+    }
+    return applied;
+}
+
+/* The durable storage: the same handle type as a memory storage, a log
+ * that survives the handles, a locked directory, group commit. */
+static void test_disk_storage(void) {
+    const char *dir = "build/c/test_disk_store";
+    CHECK(system("rm -rf build/c/test_disk_store") == 0);
+    raftlet_storage *st = NULL, *st2 = NULL, *other = NULL, *mem = NULL;
+    EXPECT_RC(raftlet_storage_open(NULL, 1, &st), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_open(dir, 1, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_OK(raftlet_storage_open(dir, 1, &st));
+    /* A second open of the directory is refused while the first lives. */
+    EXPECT_RC(raftlet_storage_open(dir, 1, &other), RAFTLET_ERR_STORAGE);
+    CHECK(other == NULL);
+    CHECK(strstr(raftlet_last_error_message(), "locked") != NULL);
+    EXPECT_RC(raftlet_storage_open_group(NULL, 2, &st2), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_open_group(st, 2, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_OK(raftlet_storage_new_memory(&mem));
+    EXPECT_RC(raftlet_storage_open_group(mem, 2, &st2), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_storage_open_group(st, 2, &st2));
+
+    /* Two single-voter groups in one store. */
+    const uint64_t v1[] = {1}, v2[] = {2};
+    EXPECT_OK(raftlet_storage_set_conf_state(st, v1, 1, NULL, 0));
+    EXPECT_OK(raftlet_storage_set_conf_state(st2, v2, 1, NULL, 0));
+    raftlet_config *c1 = NULL, *c2 = NULL;
+    H_OK(raftlet_config_new(1, &c1));
+    H_OK(raftlet_config_new(2, &c2));
+    raftlet_node *n1 = NULL, *n2 = NULL;
+    EXPECT_OK(raftlet_node_new(c1, st, &n1));
+    EXPECT_OK(raftlet_node_new(c2, st2, &n2));
+    EXPECT_OK(raftlet_node_campaign(n1));
+    EXPECT_OK(raftlet_node_campaign(n2));
+    drain_disk(n1, st);
+    drain_disk(n2, st2);
+    EXPECT_OK(raftlet_node_propose(n1, B("x=1"), 3));
+    EXPECT_OK(raftlet_node_propose(n2, B("y=1"), 3));
+    /* Group commit: both groups' Readies in one call, one sync. */
+    raftlet_ready *r1 = NULL, *r2 = NULL;
+    H_OK(raftlet_node_ready(n1, &r1));
+    H_OK(raftlet_node_ready(n2, &r2));
+    const raftlet_storage *pair[] = {st, st2};
+    const raftlet_ready *rds[] = {r1, r2};
+    const raftlet_storage *with_mem[] = {st, mem};
+    EXPECT_RC(raftlet_storage_append_readies(NULL, rds, 2), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_append_readies(pair, NULL, 2), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_append_readies(with_mem, rds, 2), RAFTLET_ERR_INVALID_ARG);
+    EXPECT_OK(raftlet_storage_append_readies(NULL, NULL, 0));
+    EXPECT_OK(raftlet_storage_append_readies(pair, rds, 2));
+    /* The ready-order checks of raftlet_storage_append_ready hold here too:
+     * a ready persisted already, or twice in one call, is refused (and the
+     * message names the element). */
+    EXPECT_RC(raftlet_storage_append_readies(pair, rds, 2), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "element 0") != NULL);
+    EXPECT_RC(raftlet_storage_append_ready(st, r1), RAFTLET_ERR_READY_STALE);
+    H_OK(raftlet_node_advance(n1, r1));
+    H_OK(raftlet_node_advance(n2, r2));
+    EXPECT_RC(raftlet_storage_append_readies(pair, rds, 2), RAFTLET_ERR_READY_STALE);
+    raftlet_ready_free(r1);
+    raftlet_ready_free(r2);
+    CHECK(drain_disk(n1, st) == 1);
+    CHECK(drain_disk(n2, st2) == 1);
+    uint64_t first = 0, last = 0;
+    EXPECT_OK(raftlet_storage_bounds(st, &first, &last));
+    CHECK(first == 1 && last == 2);
+    raftlet_status s1;
+    EXPECT_OK(raftlet_node_status(n1, &s1));
+    CHECK(s1.commit == 2);
+    /* One ready twice in one call: the second is refused, nothing written. */
+    EXPECT_OK(raftlet_node_propose(n2, B("y=2"), 3));
+    raftlet_ready *r3 = NULL;
+    H_OK(raftlet_node_ready(n2, &r3));
+    const raftlet_storage *same[] = {st2, st2};
+    const raftlet_ready *twice[] = {r3, r3};
+    EXPECT_RC(raftlet_storage_append_readies(same, twice, 2), RAFTLET_ERR_READY_STALE);
+    CHECK(strstr(raftlet_last_error_message(), "element 1") != NULL);
+    EXPECT_OK(raftlet_storage_bounds(st2, &first, &last));
+    CHECK(first == 1 && last == 2);
+    EXPECT_OK(raftlet_storage_append_readies(same, twice, 1));
+    EXPECT_OK(raftlet_storage_bounds(st2, &first, &last));
+    CHECK(last == 3);
+    H_OK(raftlet_node_advance(n2, r3));
+    raftlet_ready_free(r3);
+
+    /* Everything goes away: the process restarts. */
+    raftlet_node_free(n1);
+    raftlet_node_free(n2);
+    raftlet_storage_free(st);
+    raftlet_storage_free(st2);
+    st = st2 = NULL;
+    EXPECT_OK(raftlet_storage_open(dir, 1, &st));
+    EXPECT_OK(raftlet_storage_bounds(st, &first, &last));
+    CHECK(first == 1 && last == 2);
+    EXPECT_OK(raftlet_node_new(c1, st, &n1));
+    raftlet_status s;
+    EXPECT_OK(raftlet_node_status(n1, &s));
+    CHECK(s.term == s1.term && s.vote == 1 && s.commit == 2);
+    /* The log is back: the node hands its committed entries out again. */
+    CHECK(drain_disk(n1, st) == 1);
+    size_t snap_len = 0;
+    EXPECT_OK(raftlet_storage_snapshot(st, NULL, 0, &snap_len));
+    raftlet_node_free(n1);
+    raftlet_storage_free(st);
+    raftlet_storage_free(mem);
+    raftlet_config_free(c1);
+    raftlet_config_free(c2);
+    CHECK(system("rm -rf build/c/test_disk_store") == 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Host mistakes: error codes, and the node and storage left as they were    */
 /* ------------------------------------------------------------------------ */
@@ -2775,6 +2904,7 @@ int main(void) {
     RUN(test_conf_changes);
     RUN(test_bootstrap);
     RUN(test_three_nodes);
+    RUN(test_disk_storage);
     RUN(test_ready_order_mistakes);
     RUN(test_snapshot_not_persisted);
     RUN(test_hostile_input);

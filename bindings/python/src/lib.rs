@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 mod config;
 mod convert;
+mod disk_storage;
 mod errors;
 mod learner;
 mod logging;
@@ -34,6 +35,7 @@ fn raftlet_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<config::PyConfig>()?;
     m.add_class::<storage::PyMemoryStorage>()?;
+    m.add_class::<disk_storage::PyDiskStorage>()?;
     m.add_class::<raw_node::PyRawNode>()?;
     m.add_class::<raw_node::PyReady>()?;
     m.add_class::<types::PyEntry>()?;

@@ -20,10 +20,12 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyList;
 use raftlet::pb::{ConfChangeI, Message};
-use raftlet::{MemoryStorage, RawNode, Ready, SnapshotStatus};
+use raftlet::{RawNode, Ready, SnapshotStatus};
+use raftlet_disk::AnyStorage;
 
 use crate::config::PyConfig;
 use crate::convert::{state_role, type_name, BytesArg, Ids, U64};
+use crate::disk_storage::PyDiskStorage;
 use crate::errors::{
     foreign_ready, invalid_state, panic_error, ready_not_persisted, ready_stale, IntoPy,
 };
@@ -85,7 +87,7 @@ type Guard<'a> = MutexGuard<'a, Option<NodeState>>;
 
 /// The node and what the binding tracks about its Readies, under one lock.
 struct NodeState {
-    rn: RawNode<MemoryStorage>,
+    rn: RawNode<AnyStorage>,
     /// The last committed index handed out by the Readies taken so far.
     applying: u64,
     /// What the Readies taken so far asked to write.
@@ -123,9 +125,9 @@ impl Written {
     /// relies on it: the snapshot, and the last entry unless the term
     /// changed since it was handed out (the core then no longer takes it
     /// as stable, and a newer leader's entries may have replaced it).
-    fn check(&self, rn: &RawNode<MemoryStorage>) -> Result<(), String> {
+    fn check(&self, rn: &RawNode<AnyStorage>) -> Result<(), String> {
         let store = rn.store();
-        let snap = store.rl().snapshot_ref().metadata.index;
+        let snap = store.snapshot_index();
         if self.snapshot > snap {
             return Err(format!(
                 "raftlet: the snapshot at index {} is not in the storage (it holds {snap})",
@@ -176,7 +178,7 @@ fn conf_change_arg(cc: &Bound<'_, PyAny>) -> PyResult<ConfChangeI> {
 #[pyclass(frozen, module = "raftlet._raftlet", name = "RawNode")]
 pub struct PyRawNode {
     node: Mutex<Option<NodeState>>,
-    storage: Py<PyMemoryStorage>,
+    storage: Py<PyAny>,
     serial: u64,
 }
 
@@ -193,7 +195,7 @@ impl PyRawNode {
     fn with<R>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut RawNode<MemoryStorage>) -> R,
+        f: impl FnOnce(&mut RawNode<AnyStorage>) -> R,
     ) -> PyResult<R> {
         self.with_state(py, |st| f(&mut st.rn))
     }
@@ -279,8 +281,17 @@ impl PyRawNode {
     ///
     /// Raises ``ConfigError`` for an invalid configuration.
     #[new]
-    fn new(config: PyRef<'_, PyConfig>, storage: Bound<'_, PyMemoryStorage>) -> PyResult<Self> {
-        let store = storage.get().inner.clone();
+    fn new(config: PyRef<'_, PyConfig>, storage: Bound<'_, PyAny>) -> PyResult<Self> {
+        let store = if let Ok(m) = storage.cast::<PyMemoryStorage>() {
+            AnyStorage::Memory(m.get().inner.clone())
+        } else if let Ok(d) = storage.cast::<PyDiskStorage>() {
+            AnyStorage::Disk(d.get().handle()?)
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "expected a MemoryStorage or DiskStorage, got {}",
+                type_name(&storage)
+            )));
+        };
         crate::logging::sync_level(storage.py());
         let rn = no_panic(|| Ok(RawNode::new(&config.inner, store)))?.py()?;
         Ok(PyRawNode {
@@ -564,7 +575,7 @@ impl PyRawNode {
 
     /// The storage the node reads from (the object passed to the constructor).
     #[getter]
-    fn storage(&self, py: Python<'_>) -> Py<PyMemoryStorage> {
+    fn storage(&self, py: Python<'_>) -> Py<PyAny> {
         self.storage.clone_ref(py)
     }
 

@@ -17,6 +17,8 @@ EXPECTED = {
     "ReadState", "Status", "BasicStatus", "Progress",
     # The learner lifecycle.
     "MembershipEvent", "NotPromotable", "LearnerStatus", "LocalRead",
+    # Issue 15: the durable storage.
+    "DiskStorage",
     # Enums.
     "MessageType", "EntryType", "ConfChangeType", "ConfChangeTransition", "StateRole",
     "ReadOnlyOption",

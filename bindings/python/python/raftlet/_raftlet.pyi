@@ -3,6 +3,7 @@
 Import the names from ``raftlet``; this module is private.
 """
 
+import os
 from collections.abc import Iterable
 from typing import ClassVar, Final, Optional, Union, final
 
@@ -24,6 +25,7 @@ __all__ = [
     "ConfChangeV2",
     "ConfState",
     "Config",
+    "DiskStorage",
     "Entry",
     "HardState",
     "LearnerStatus",
@@ -324,6 +326,160 @@ class MemoryStorage:
         ``SnapshotTemporarilyUnavailableError`` (for tests)."""
 
 @final
+class DiskStorage:
+    """A durable log, snapshot and hard state on disk.
+
+    One group of a crash-safe store in a directory (created if needed),
+    used like a ``MemoryStorage`` (pass it to ``RawNode``, then
+    ``persist_ready`` after each ``Ready``), except that every write is
+    durable when the call returns and a node created over it after a
+    restart gets its log back. A context manager: ``with
+    DiskStorage(path) as storage:`` closes it at the end. The directory is
+    locked while the store is open (by this object, by ``open_group``
+    ones, or by a node over one of them).
+
+    Args:
+        path: The store's directory.
+        group: The group's id in the store.
+
+    Raises:
+        StorageError: The directory is locked by another open store, a
+            record in the middle of the log is corrupt (the message names
+            the file and offset), a snapshot file is missing or damaged, or
+            the filesystem failed.
+    """
+
+    def __new__(cls, path: "str | os.PathLike[str]", group: int = 1) -> Self: ...
+    def open_group(self, group: int) -> DiskStorage:
+        """Returns another group of the same store (one log, one lock).
+
+        Args:
+            group: The group's id.
+        """
+    def persist_ready(self, ready: Ready) -> None:
+        """Persists a Ready's snapshot, entries and hard state, as one record.
+
+        Synced if ``ready.must_sync``. Then send ``ready.persisted_messages``
+        and call ``advance``.
+
+        Args:
+            ready: The Ready of the node over this storage.
+
+        Raises:
+            UnavailableError: Its entries would leave a gap.
+            StorageError: The filesystem failed (after a failed sync the
+                store takes no more writes: reopen it).
+        """
+    def append(self, entries: Iterable[Entry]) -> None:
+        """Appends consecutive entries, durably.
+
+        Args:
+            entries: The entries, in index order.
+
+        Raises:
+            UnavailableError: The entries would leave a gap after the last one.
+        """
+    def set_hard_state(self, hard_state: HardState) -> None:
+        """Saves the hard state, durably.
+
+        Args:
+            hard_state: The term, vote and commit index to save.
+        """
+    def hard_state(self) -> HardState:
+        """Returns the saved hard state."""
+    def conf_state(self) -> ConfState:
+        """Returns the configuration a node restarting from this storage begins with."""
+    def set_conf_state(self, conf_state: ConfState) -> None:
+        """Sets the configuration a node started on this storage begins with, durably.
+
+        Args:
+            conf_state: The configuration.
+
+        Raises:
+            ConfChangeRefusedError: One ``MemoryStorage.set_conf_state``
+                refuses; the configuration held is kept.
+        """
+    def apply_snapshot(self, snapshot: Snapshot) -> None:
+        """Replaces the log with a snapshot (from ``Ready.snapshot``), durably.
+
+        Args:
+            snapshot: The snapshot.
+
+        Raises:
+            SnapshotOutOfDateError: It is not newer than the snapshot held.
+            ConfChangeRefusedError: Its configuration is invalid (as for
+                ``set_conf_state``).
+        """
+    def create_snapshot(
+        self, index: int, conf_state: "ConfState | None" = None, data: "_BytesLike | None" = None
+    ) -> Snapshot:
+        """Records a snapshot of the state machine at ``index`` and returns it, durably.
+
+        Args:
+            index: The applied index the snapshot covers.
+            conf_state: The configuration at ``index`` (``None`` keeps the one held).
+            data: The serialized state machine.
+
+        Raises:
+            SnapshotOutOfDateError: ``index`` is not past the current snapshot.
+            UnavailableError: ``index`` is past the last entry.
+            CompactedError: The entry at ``index`` was compacted away.
+            ConfChangeRefusedError: ``conf_state`` is invalid (as for
+                ``set_conf_state``).
+        """
+    def compact(self, compact_index: int) -> None:
+        """Discards the entries before ``compact_index``.
+
+        Args:
+            compact_index: The new compaction point.
+
+        Raises:
+            CompactedError: It is not past the last compacted index.
+            UnavailableError: It is past the last entry.
+        """
+    def snapshot(self) -> Snapshot:
+        """Returns the most recent snapshot (read from its file)."""
+    def entries(self, low: int, high: int, max_size: "int | None" = None) -> list[Entry]:
+        """Returns the entries in ``[low, high)``, at most ``max_size`` bytes but at least one.
+
+        Args:
+            low: The first index.
+            high: One past the last index.
+            max_size: The byte limit (``None``: no limit).
+
+        Raises:
+            CompactedError: ``low`` was compacted away.
+            UnavailableError: Part of the range is not in the log.
+        """
+    def term(self, index: int) -> int:
+        """Returns the term of the entry at ``index``.
+
+        Args:
+            index: The entry's index.
+        """
+    def first_index(self) -> int:
+        """Returns the index of the first entry that can be read."""
+    def last_index(self) -> int:
+        """Returns the index of the last entry."""
+    @property
+    def path(self) -> str:
+        """The store's directory."""
+    @property
+    def group(self) -> int:
+        """The group's id in the store."""
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+    def close(self) -> None:
+        """Releases this handle; later calls raise ``ValueError``. Idempotent.
+
+        The store and its directory lock go away with its last handle:
+        close the nodes created over it too.
+        """
+    def __enter__(self) -> Self: ...
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool: ...
+
+@final
 class RawNode:
     """A Raft node driven by its host (etcd ``RawNode``).
 
@@ -344,13 +500,14 @@ class RawNode:
 
     Args:
         config: The node's configuration.
-        storage: The storage the node restarts from and reads its log from.
+        storage: The storage the node restarts from and reads its log from
+            (a ``MemoryStorage`` or a ``DiskStorage``).
 
     Raises:
         ConfigError: The configuration is invalid.
     """
 
-    def __new__(cls, config: Config, storage: MemoryStorage) -> Self: ...
+    def __new__(cls, config: Config, storage: "MemoryStorage | DiskStorage") -> Self: ...
     def bootstrap(self, voters: Iterable[int], learners: Iterable[int] = ()) -> None:
         """Initializes an empty node with its first configuration.
 
@@ -582,7 +739,7 @@ class RawNode:
     def close(self) -> None:
         """Drops the node now; later calls raise ``InvalidStateError``. Idempotent."""
     @property
-    def storage(self) -> MemoryStorage:
+    def storage(self) -> "MemoryStorage | DiskStorage":
         """The storage passed to the constructor."""
     @property
     def id(self) -> int:

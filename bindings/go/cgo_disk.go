@@ -1,0 +1,66 @@
+package raftlet
+
+// The cgo boundary of the durable storage (raftlet_storage_open and
+// friends), kept beside cgo.go under the same rules: one helper per Go
+// call, which copies raftlet_last_error_message() in the same crossing.
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "raftlet.h"
+
+typedef struct {
+	uint32_t code;
+	char *msg;
+	raftlet_storage *storage;
+} go_disk_res;
+
+static go_disk_res go_disk_res_of(raftlet_result rc, raftlet_storage *s) {
+	go_disk_res r;
+	r.code = (uint32_t)rc;
+	r.msg = NULL;
+	r.storage = s;
+	if (rc != RAFTLET_OK) {
+		const char *m = raftlet_last_error_message();
+		r.msg = strdup(m ? m : "");
+	}
+	return r;
+}
+
+static go_disk_res go_storage_open(const char *dir, uint64_t group) {
+	raftlet_storage *s = NULL;
+	raftlet_result rc = raftlet_storage_open(dir, group, &s);
+	return go_disk_res_of(rc, s);
+}
+
+static go_disk_res go_storage_open_group(const raftlet_storage *from, uint64_t group) {
+	raftlet_storage *s = NULL;
+	raftlet_result rc = raftlet_storage_open_group(from, group, &s);
+	return go_disk_res_of(rc, s);
+}
+*/
+import "C"
+
+import "unsafe"
+
+func diskResult(r C.go_disk_res) (cStorage, error) {
+	if r.code == 0 {
+		return r.storage, nil
+	}
+	msg := ""
+	if r.msg != nil {
+		msg = C.GoString(r.msg)
+		C.free(unsafe.Pointer(r.msg))
+	}
+	return nil, &Error{Code: Code(r.code), Msg: msg}
+}
+
+func cStorageOpen(dir string, group uint64) (cStorage, error) {
+	cdir := C.CString(dir)
+	defer C.free(unsafe.Pointer(cdir))
+	return diskResult(C.go_storage_open(cdir, C.uint64_t(group)))
+}
+
+func cStorageOpenGroup(from cStorage, group uint64) (cStorage, error) {
+	return diskResult(C.go_storage_open_group(from, C.uint64_t(group)))
+}

@@ -1,0 +1,233 @@
+//! [`AnyStorage`]: a [`MemoryStorage`] or a [`DiskGroup`] behind one type,
+//! for hosts and bindings (the C ABI, Python) that hand either to a
+//! `RawNode`.
+
+use crate::group::DiskGroup;
+use bytes::Bytes;
+use raftlet::pb::{ConfState, Encode, Entry, HardState, Snapshot};
+use raftlet::{Error, MemoryStorage, RaftState, Ready, Result, Storage};
+
+/// A [`MemoryStorage`] or one group of a [`DiskStore`](crate::DiskStore),
+/// with the host's write calls of both under one name, so that a node and
+/// its host need not know which. Cloning gives another handle on the same
+/// storage.
+///
+/// The write methods have [`raftlet::MemoryStorageCore`]'s meaning; on a
+/// [`DiskGroup`] each is durable when it returns (see its methods), and its
+/// errors come back as [`raftlet::Error::Store`].
+#[derive(Clone, Debug)]
+pub enum AnyStorage {
+    /// In memory.
+    Memory(MemoryStorage),
+    /// On disk.
+    Disk(DiskGroup),
+}
+
+impl AnyStorage {
+    /// Sets the configuration [`Storage::initial_state`] reports.
+    ///
+    /// # Errors
+    /// `ConfChangeRefused` for a configuration no node could run (see
+    /// [`raftlet::validate::check_conf_state`]); a disk store's I/O errors.
+    pub fn set_conf_state(&self, cs: ConfState) -> Result<()> {
+        match self {
+            AnyStorage::Memory(m) => m.wl().set_conf_state(cs),
+            AnyStorage::Disk(d) => {
+                // Checked here too, so that both refuse with the same error.
+                raftlet::validate::check_conf_state(&cs)?;
+                Ok(d.set_conf_state(&cs)?)
+            }
+        }
+    }
+
+    /// Saves the hard state.
+    ///
+    /// # Errors
+    /// A disk store's I/O errors.
+    pub fn set_hard_state(&self, hs: HardState) -> Result<()> {
+        match self {
+            AnyStorage::Memory(m) => {
+                m.wl().set_hard_state(hs);
+                Ok(())
+            }
+            AnyStorage::Disk(d) => Ok(d.set_hard_state(&hs)?),
+        }
+    }
+
+    /// Appends `entries` (consecutive), all or nothing.
+    ///
+    /// # Errors
+    /// `Unavailable` if they would leave a gap; a disk store's I/O errors.
+    pub fn append(&self, entries: &[Entry]) -> Result<()> {
+        match self {
+            AnyStorage::Memory(m) => m.wl().append(entries),
+            AnyStorage::Disk(d) => Ok(d.append(entries)?),
+        }
+    }
+
+    /// Persists a Ready's snapshot, entries and hard state (on disk: one
+    /// record, synced when the Ready says so).
+    ///
+    /// # Errors
+    /// As [`AnyStorage::apply_snapshot`] and [`AnyStorage::append`].
+    pub fn persist_ready(&self, rd: &Ready) -> Result<()> {
+        match self {
+            AnyStorage::Memory(m) => {
+                let mut s = m.wl();
+                if let Some(snap) = &rd.snapshot {
+                    s.apply_snapshot(snap.clone())?;
+                }
+                s.append(&rd.entries)?;
+                if let Some(hs) = rd.hard_state {
+                    s.set_hard_state(hs);
+                }
+                Ok(())
+            }
+            AnyStorage::Disk(d) => {
+                // Checked here too, so that both refuse with the same error.
+                if let Some(snap) = &rd.snapshot {
+                    raftlet::validate::check_conf_state(&snap.metadata.conf_state)?;
+                }
+                Ok(d.persist_ready(rd)?)
+            }
+        }
+    }
+
+    /// Replaces the log with `snap`.
+    ///
+    /// # Errors
+    /// `SnapshotOutOfDate` if it is not newer than the one held,
+    /// `ConfChangeRefused` if its configuration is invalid; a disk store's
+    /// I/O errors.
+    pub fn apply_snapshot(&self, snap: Snapshot) -> Result<()> {
+        match self {
+            AnyStorage::Memory(m) => m.wl().apply_snapshot(snap),
+            AnyStorage::Disk(d) => {
+                // Checked here too, so that both refuse with the same error.
+                raftlet::validate::check_conf_state(&snap.metadata.conf_state)?;
+                Ok(d.apply_snapshot(&snap)?)
+            }
+        }
+    }
+
+    /// Records a snapshot of the state machine at `index` (`cs`: the
+    /// configuration there, `None` keeps the one held) and returns it.
+    ///
+    /// # Errors
+    /// `SnapshotOutOfDate`, `Unavailable` or `Compacted` as
+    /// [`raftlet::MemoryStorageCore::create_snapshot`], and
+    /// `ConfChangeRefused` for an invalid `cs`; a disk store's I/O errors.
+    pub fn create_snapshot(
+        &self,
+        index: u64,
+        cs: Option<ConfState>,
+        data: Option<Bytes>,
+    ) -> Result<Snapshot> {
+        match self {
+            AnyStorage::Memory(m) => m.wl().create_snapshot(index, cs, data),
+            AnyStorage::Disk(d) => {
+                // Checked here too (after the same first check), so that
+                // both refuse with the same error.
+                if index > d.snapshot_index() {
+                    if let Some(cs) = &cs {
+                        raftlet::validate::check_conf_state(cs)?;
+                    }
+                }
+                d.create_snapshot(index, cs, data).map_err(Error::from)
+            }
+        }
+    }
+
+    /// Drops the entries before `index`.
+    ///
+    /// # Errors
+    /// `Compacted` or `Unavailable` as [`raftlet::MemoryStorageCore::compact`];
+    /// a disk store's I/O errors.
+    pub fn compact(&self, index: u64) -> Result<()> {
+        match self {
+            AnyStorage::Memory(m) => m.wl().compact(index),
+            AnyStorage::Disk(d) => Ok(d.compact(index)?),
+        }
+    }
+
+    /// The snapshot held, raftpb-encoded.
+    ///
+    /// # Errors
+    /// A disk store's I/O errors (the snapshot file is read).
+    pub fn snapshot_encoded(&self) -> Result<Vec<u8>> {
+        match self {
+            AnyStorage::Memory(m) => Ok(m.rl().snapshot_ref().encode_to_vec()),
+            AnyStorage::Disk(d) => Ok(d.snapshot(0, 0)?.encode_to_vec()),
+        }
+    }
+}
+
+impl AnyStorage {
+    /// The saved hard state.
+    pub fn hard_state(&self) -> HardState {
+        match self {
+            AnyStorage::Memory(m) => *m.rl().hard_state(),
+            AnyStorage::Disk(d) => d.hard_state(),
+        }
+    }
+
+    /// The index of the snapshot held (0 for none), without reading a
+    /// snapshot file.
+    pub fn snapshot_index(&self) -> u64 {
+        match self {
+            AnyStorage::Memory(m) => m.rl().snapshot_ref().metadata.index,
+            AnyStorage::Disk(d) => d.snapshot_index(),
+        }
+    }
+}
+
+impl Storage for AnyStorage {
+    fn initial_state(&self) -> Result<RaftState> {
+        match self {
+            AnyStorage::Memory(m) => m.initial_state(),
+            AnyStorage::Disk(d) => d.initial_state(),
+        }
+    }
+
+    fn entries(&self, low: u64, high: u64, max_size: u64) -> Result<Vec<Entry>> {
+        match self {
+            AnyStorage::Memory(m) => m.entries(low, high, max_size),
+            AnyStorage::Disk(d) => d.entries(low, high, max_size),
+        }
+    }
+
+    fn entries_into(&self, low: u64, high: u64, max_size: u64, out: &mut Vec<Entry>) -> Result<()> {
+        match self {
+            AnyStorage::Memory(m) => m.entries_into(low, high, max_size, out),
+            AnyStorage::Disk(d) => d.entries_into(low, high, max_size, out),
+        }
+    }
+
+    fn term(&self, idx: u64) -> Result<u64> {
+        match self {
+            AnyStorage::Memory(m) => m.term(idx),
+            AnyStorage::Disk(d) => d.term(idx),
+        }
+    }
+
+    fn first_index(&self) -> Result<u64> {
+        match self {
+            AnyStorage::Memory(m) => m.first_index(),
+            AnyStorage::Disk(d) => d.first_index(),
+        }
+    }
+
+    fn last_index(&self) -> Result<u64> {
+        match self {
+            AnyStorage::Memory(m) => m.last_index(),
+            AnyStorage::Disk(d) => d.last_index(),
+        }
+    }
+
+    fn snapshot(&self, request_index: u64, to: u64) -> Result<Snapshot> {
+        match self {
+            AnyStorage::Memory(m) => m.snapshot(request_index, to),
+            AnyStorage::Disk(d) => d.snapshot(request_index, to),
+        }
+    }
+}

@@ -1,0 +1,1476 @@
+//! [`DiskStore`]: the process-wide log of every group in one directory,
+//! its recovery, group commit and space reclamation.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+
+use bytes::Bytes;
+use raftlet::pb::{ConfState, Decode, Entry, HardState, Snapshot, SnapshotMetadata};
+use raftlet::StorageError;
+
+use crate::batch::{Change, WriteBatch};
+use crate::error::{DiskError, Result};
+use crate::fs::{read_all, FileSystem, FsFile, FsLock, StdFs};
+use crate::group::DiskGroup;
+use crate::record::{
+    self, align8, encode_record, parse_record, Op, PayloadReader, PayloadWriter, HEADER,
+    KIND_BATCH, KIND_CHECKPOINT, MAX_PAYLOAD,
+};
+
+/// Tuning of a [`DiskStore`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// The size a segment is preallocated to; the log moves to a new
+    /// segment when a record would not fit (a record larger than this gets
+    /// a segment of its own). Default 64 MiB.
+    pub segment_size: u64,
+    /// At each segment switch, the live entries of the groups that keep the
+    /// oldest segment alive are rewritten into the current segment (so it
+    /// can be deleted) while they total at most this many bytes. Groups
+    /// with more live entries keep their segments until the host compacts
+    /// them. Default 16 MiB.
+    pub rewrite_max_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            segment_size: 64 << 20,
+            rewrite_max_bytes: 16 << 20,
+        }
+    }
+}
+
+/// Figures about a [`DiskStore`], from [`DiskStore::stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Groups held.
+    pub groups: usize,
+    /// Segment files in the log.
+    pub segments: usize,
+    /// Files the store holds open: the segments and the lock.
+    pub open_files: usize,
+    /// The bytes of the log, up to the end of the last record.
+    pub log_bytes: u64,
+    /// An estimate of the heap the in-memory index uses (groups, entry
+    /// locations), in bytes.
+    pub index_bytes: u64,
+    /// The sequence number the next record gets.
+    pub next_seq: u64,
+}
+
+/// Where an entry's raftpb bytes are.
+///
+/// Invariant: `off + len` is inside segment `seg`, within one record;
+/// outside recovery, no entry is a [`Loc::HOLE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Loc {
+    pub(crate) seg: u32,
+    pub(crate) len: u32,
+    pub(crate) off: u64,
+    pub(crate) term: u64,
+}
+
+impl Loc {
+    /// During recovery, an entry whose record was in a deleted segment.
+    /// It must be compacted away by the end of the log.
+    const HOLE: Loc = Loc {
+        seg: u32::MAX,
+        len: 0,
+        off: 0,
+        term: 0,
+    };
+}
+
+/// One group's state, rebuilt from the log at open.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Group {
+    pub(crate) hard_state: HardState,
+    /// The latest snapshot's metadata; its `conf_state` is what
+    /// `initial_state` reports.
+    pub(crate) snapshot: SnapshotMetadata,
+    /// Whether a snapshot file holds the latest snapshot's data.
+    pub(crate) snapshot_file: bool,
+    /// The index of the last compacted entry (the snapshot's, or later).
+    pub(crate) offset: u64,
+    /// The term of the entry at `offset`.
+    pub(crate) offset_term: u64,
+    /// During recovery: `offset_term` is not known yet (the log was
+    /// compacted to an entry whose segment is deleted); a later group-state
+    /// record restates it.
+    pub(crate) term_unknown: bool,
+    /// `entries[i]` is the entry at index `offset + 1 + i`.
+    /// Invariant: the segments of the entries do not decrease with index.
+    pub(crate) entries: VecDeque<Loc>,
+}
+
+/// What [`check_change`] tracks of a group.
+#[derive(Debug, Clone, Copy, Default)]
+struct Meta {
+    offset: u64,
+    last: u64,
+    snapshot: u64,
+}
+
+impl Group {
+    fn meta(&self) -> Meta {
+        Meta {
+            offset: self.offset,
+            last: self.last_index(),
+            snapshot: self.snapshot.index,
+        }
+    }
+
+    pub(crate) fn first_index(&self) -> u64 {
+        self.offset + 1
+    }
+
+    pub(crate) fn last_index(&self) -> u64 {
+        self.offset + self.entries.len() as u64
+    }
+
+    pub(crate) fn term(&self, idx: u64) -> std::result::Result<u64, StorageError> {
+        if idx < self.offset {
+            return Err(StorageError::Compacted);
+        }
+        if idx == self.offset {
+            return Ok(self.offset_term);
+        }
+        match self.entries.get((idx - self.offset - 1) as usize) {
+            Some(l) => Ok(l.term),
+            None => Err(StorageError::Unavailable),
+        }
+    }
+
+    /// Whether the entry at `idx` is a [`Loc::HOLE`] (or is the compaction
+    /// point with an unknown term).
+    fn hole_at(&self, idx: u64) -> bool {
+        if idx == self.offset {
+            return self.term_unknown;
+        }
+        idx > self.offset
+            && self
+                .entries
+                .get((idx - self.offset - 1) as usize)
+                .is_some_and(|l| *l == Loc::HOLE)
+    }
+
+    /// The first index of a hole left by recovery, if any.
+    fn first_hole(&self) -> Option<u64> {
+        if self.term_unknown {
+            return Some(self.offset);
+        }
+        self.entries
+            .iter()
+            .position(|l| *l == Loc::HOLE)
+            .map(|i| self.offset + 1 + i as u64)
+    }
+
+    /// The segment of the first live entry: the oldest segment the group
+    /// needs.
+    fn first_segment(&self) -> Option<u32> {
+        self.entries.front().map(|l| l.seg)
+    }
+
+    fn live_bytes(&self) -> u64 {
+        self.entries.iter().map(|l| u64::from(l.len) + 12).sum()
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        let cs = &self.snapshot.conf_state;
+        let ids = cs.voters.capacity()
+            + cs.learners.capacity()
+            + cs.voters_outgoing.capacity()
+            + cs.learners_next.capacity();
+        (ids * 8 + self.entries.capacity() * std::mem::size_of::<Loc>()) as u64
+    }
+}
+
+/// Checks that `change` fits a group in state `m` (the rules of
+/// [`raftlet::MemoryStorage`]) and moves `m` past it.
+fn check_change(m: &mut Meta, change: Change) -> std::result::Result<(), StorageError> {
+    match change {
+        Change::Entries { first, count } => {
+            if count == 0 {
+                return Ok(());
+            }
+            let last_new = first + count - 1;
+            if last_new <= m.offset {
+                return Ok(());
+            }
+            if first.max(m.offset + 1) > m.last + 1 {
+                return Err(StorageError::Unavailable);
+            }
+            m.last = last_new;
+        }
+        Change::SnapshotApply { index } => {
+            if index <= m.snapshot {
+                return Err(StorageError::SnapshotOutOfDate);
+            }
+            *m = Meta {
+                offset: index,
+                last: index,
+                snapshot: index,
+            };
+        }
+        Change::Compact(index) => {
+            if index <= m.offset {
+                return Err(StorageError::Compacted);
+            }
+            if index > m.last {
+                return Err(StorageError::Unavailable);
+            }
+            m.offset = index;
+        }
+        Change::Remove => *m = Meta::default(),
+        Change::State => {}
+    }
+    Ok(())
+}
+
+/// The name of the snapshot file of `group` at `index`/`term`.
+pub(crate) fn snapshot_name(group: u64, index: u64, term: u64) -> String {
+    format!("snap-{group:016x}-{index:016x}-{term:016x}.snap")
+}
+
+fn segment_name(n: u32) -> String {
+    format!("{n:016x}.log")
+}
+
+fn parse_segment_name(name: &str) -> Option<u32> {
+    let hex = name.strip_suffix(".log")?;
+    if hex.len() != 16 {
+        return None;
+    }
+    u64::from_str_radix(hex, 16)
+        .ok()
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+/// Applies the operations of one record to `groups`. The payload sits at
+/// byte `payload_off` of segment `seg`. Files of snapshots replaced by the
+/// record are added to `superseded`. `Err` says why the record does not
+/// fit the groups (which are then in an unspecified state).
+///
+/// `recovering` allows what only a log whose oldest segments were deleted
+/// holds: entries of a group that start past its last entry (the ones
+/// between were in a deleted segment, and a later compaction drops them)
+/// and compactions to such an entry (a later group-state record restates
+/// the term). [`Inner::recover`] checks that no such hole is left.
+fn apply_payload(
+    groups: &mut HashMap<u64, Group>,
+    kind: u8,
+    payload: &[u8],
+    seg: u32,
+    payload_off: u64,
+    superseded: &mut Vec<String>,
+    recovering: bool,
+) -> std::result::Result<(), String> {
+    let mut r = PayloadReader::new(payload);
+    let mut restated = 0usize;
+    while let Some((gid, op)) = r.next_op()? {
+        if kind == KIND_CHECKPOINT && !matches!(op, Op::GroupState { .. }) {
+            return Err("a checkpoint holds an operation that is not a group state".into());
+        }
+        let old_file = groups
+            .get(&gid)
+            .filter(|g| g.snapshot_file)
+            .map(|g| snapshot_name(gid, g.snapshot.index, g.snapshot.term));
+        match op {
+            Op::Remove => {
+                groups.remove(&gid);
+                superseded.extend(old_file);
+            }
+            Op::GroupState {
+                hard_state,
+                snapshot,
+                snapshot_file,
+                offset,
+                offset_term,
+            } => {
+                restated += 1;
+                let g = groups.entry(gid).or_insert_with(|| Group {
+                    offset,
+                    offset_term,
+                    ..Group::default()
+                });
+                if g.term_unknown && g.offset == offset {
+                    g.offset_term = offset_term;
+                    g.term_unknown = false;
+                }
+                if g.offset != offset || g.offset_term != offset_term {
+                    return Err(format!(
+                        "checkpoint of group {gid} says its log starts after {offset} \
+                         (term {offset_term}), the log says {} (term {})",
+                        g.offset, g.offset_term
+                    ));
+                }
+                g.hard_state = hard_state;
+                g.snapshot = snapshot;
+                g.snapshot_file = snapshot_file;
+            }
+            op => {
+                let g = groups.entry(gid).or_default();
+                apply_op(g, gid, op, seg, payload_off, recovering)?;
+                let new_file = g
+                    .snapshot_file
+                    .then(|| snapshot_name(gid, g.snapshot.index, g.snapshot.term));
+                if old_file.is_some() && old_file != new_file {
+                    superseded.extend(old_file);
+                }
+            }
+        }
+    }
+    if kind == KIND_CHECKPOINT && restated != groups.len() {
+        return Err(format!(
+            "checkpoint restates {restated} groups, the log holds {}",
+            groups.len()
+        ));
+    }
+    Ok(())
+}
+
+fn apply_op(
+    g: &mut Group,
+    gid: u64,
+    op: Op,
+    seg: u32,
+    payload_off: u64,
+    recovering: bool,
+) -> std::result::Result<(), String> {
+    if recovering {
+        // Entries between the last one and those this operation needs were
+        // in a deleted segment: stand-ins until a compaction drops them.
+        let upto = match &op {
+            Op::Entries { first, .. } => first.saturating_sub(1),
+            Op::Compact(index) => *index,
+            Op::SnapshotCreate(meta) => meta.index,
+            _ => 0,
+        };
+        let last = g.last_index();
+        if upto > last {
+            g.entries.extend((last + 1..=upto).map(|_| Loc::HOLE));
+        }
+    }
+    let mut m = g.meta();
+    let change = match &op {
+        Op::Entries { first, entries } => Change::Entries {
+            first: *first,
+            count: entries.len() as u64,
+        },
+        Op::SnapshotApply(meta) => Change::SnapshotApply { index: meta.index },
+        Op::Compact(i) => Change::Compact(*i),
+        _ => Change::State,
+    };
+    check_change(&mut m, change).map_err(|e| format!("group {gid}: {e}"))?;
+    match op {
+        Op::Entries { first, entries } => {
+            let Some(last_new) = (first + entries.len() as u64).checked_sub(1) else {
+                return Ok(());
+            };
+            if entries.is_empty() || last_new <= g.offset {
+                return Ok(());
+            }
+            let skip = (g.offset + 1).saturating_sub(first) as usize;
+            let pos = (first + skip as u64 - g.offset - 1) as usize;
+            g.entries.truncate(pos);
+            g.entries.extend(entries[skip..].iter().map(|e| Loc {
+                seg,
+                len: e.len,
+                off: payload_off + e.at as u64,
+                term: e.term,
+            }));
+        }
+        Op::HardState(hs) => g.hard_state = hs,
+        Op::ConfState(cs) => g.snapshot.conf_state = cs,
+        Op::SnapshotApply(meta) => {
+            g.entries = VecDeque::new();
+            g.offset = meta.index;
+            g.offset_term = meta.term;
+            g.snapshot = meta;
+            g.snapshot_file = true;
+        }
+        Op::SnapshotCreate(meta) => {
+            if meta.index <= g.snapshot.index {
+                return Err(format!("group {gid}: {}", StorageError::SnapshotOutOfDate));
+            }
+            let term = g
+                .term(meta.index)
+                .map_err(|e| format!("group {gid}: {e}"))?;
+            let known = !(recovering && g.hole_at(meta.index));
+            if known && term != meta.term {
+                return Err(format!(
+                    "group {gid}: snapshot at {} has term {}, the log {term}",
+                    meta.index, meta.term
+                ));
+            }
+            g.snapshot = meta;
+            g.snapshot_file = true;
+        }
+        Op::Compact(index) => {
+            let term = g.term(index).map_err(|e| format!("group {gid}: {e}"))?;
+            g.term_unknown = recovering && g.hole_at(index);
+            g.entries.drain(..(index - g.offset) as usize);
+            g.offset = index;
+            g.offset_term = term;
+            if g.entries.capacity() > 2 * g.entries.len() + 64 {
+                g.entries.shrink_to(2 * g.entries.len());
+            }
+        }
+        Op::Remove | Op::GroupState { .. } => unreachable!("handled by apply_payload"),
+    }
+    Ok(())
+}
+
+#[derive(Debug)]
+struct Segment {
+    /// Shared so that a writer can sync it without holding the store's lock.
+    file: Arc<dyn FsFile>,
+    path: PathBuf,
+}
+
+/// Everything behind the store's lock.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    opts: Options,
+    pub(crate) groups: HashMap<u64, Group>,
+    segments: BTreeMap<u32, Segment>,
+    /// The segment records are appended to (the last one).
+    active: u32,
+    /// Where the next record goes in the active segment.
+    write_off: u64,
+    /// Records in the active segment (its checkpoint included).
+    active_records: u64,
+    next_seq: u64,
+    /// Every record up to this seq is durable.
+    synced_seq: u64,
+    /// The first fatal error; every later write returns it.
+    failed: Option<DiskError>,
+    /// A writer is syncing the active segment without the lock (group
+    /// commit); the others wait on [`Shared::durable`].
+    syncing: bool,
+    buf: Vec<u8>,
+    _lock: Box<dyn FsLock>,
+}
+
+/// The durable log of every group of a process in one directory.
+///
+/// Cloning gives another handle on the same store; it is `Send + Sync`
+/// (one lock inside). Get a group's [`raftlet::Storage`] with
+/// [`DiskStore::group`], persist Readies with [`DiskGroup::persist_ready`]
+/// or, for many groups with one sync, with [`WriteBatch::add_ready`] and
+/// [`DiskStore::write`]. The directory is locked while any handle is alive.
+#[derive(Debug, Clone)]
+pub struct DiskStore {
+    shared: Arc<Shared>,
+}
+
+/// The state of a store and the signal of its syncs.
+#[derive(Debug)]
+struct Shared {
+    inner: Mutex<Inner>,
+    /// Notified whenever `synced_seq` moves or the log fails.
+    durable: Condvar,
+}
+
+impl DiskStore {
+    /// Opens (creating it if needed) the store in `dir` on the real
+    /// filesystem, with default [`Options`].
+    ///
+    /// # Errors
+    /// As [`DiskStore::open_with`].
+    pub fn open(dir: impl AsRef<Path>) -> Result<DiskStore> {
+        DiskStore::open_with(Arc::new(StdFs), dir.as_ref(), Options::default())
+    }
+
+    /// Opens (creating it if needed) the store in `dir` on `fs` and
+    /// recovers it: every record that was synced is back, a torn tail is
+    /// cut off, leftover temporary files are deleted.
+    ///
+    /// # Errors
+    /// [`DiskError::Locked`] if the directory is already open;
+    /// [`DiskError::Corrupt`] naming the segment and offset of a damaged
+    /// record in the middle of the log; [`DiskError::SnapshotMissing`] or
+    /// [`DiskError::SnapshotCorrupt`] for a snapshot file the log needs;
+    /// [`DiskError::Io`] if the filesystem fails;
+    /// [`DiskError::InvalidInput`] if `options.segment_size` is 0.
+    pub fn open_with(fs: Arc<dyn FileSystem>, dir: &Path, options: Options) -> Result<DiskStore> {
+        if options.segment_size == 0 {
+            return Err(DiskError::InvalidInput("segment_size must not be 0".into()));
+        }
+        let dir = dir.to_path_buf();
+        fs.create_dir_all(&dir)
+            .map_err(|e| DiskError::io("create", &dir, &e))?;
+        let lock_path = dir.join("LOCK");
+        let lock = fs.lock(&lock_path).map_err(|e| {
+            if e.kind() == io::ErrorKind::WouldBlock {
+                DiskError::Locked { dir: dir.clone() }
+            } else {
+                DiskError::io("lock", &lock_path, &e)
+            }
+        })?;
+        let mut inner = Inner {
+            fs,
+            dir,
+            opts: options,
+            groups: HashMap::new(),
+            segments: BTreeMap::new(),
+            active: 0,
+            write_off: 0,
+            active_records: 0,
+            next_seq: 1,
+            synced_seq: 0,
+            failed: None,
+            syncing: false,
+            buf: Vec::new(),
+            _lock: lock,
+        };
+        inner.recover()?;
+        Ok(DiskStore {
+            shared: Arc::new(Shared {
+                inner: Mutex::new(inner),
+                durable: Condvar::new(),
+            }),
+        })
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        match self.shared.inner.lock() {
+            Ok(g) => g,
+            Err(poisoned) => {
+                // A panic under the lock may have left the index half
+                // updated: take no more writes.
+                let mut g = poisoned.into_inner();
+                if g.failed.is_none() {
+                    g.failed = Some(DiskError::InvalidInput(
+                        "a thread panicked while writing to the store".into(),
+                    ));
+                }
+                g
+            }
+        }
+    }
+
+    /// A handle on `group`, implementing [`raftlet::Storage`]. A group that
+    /// was never written reads as an empty log.
+    pub fn group(&self, group: u64) -> DiskGroup {
+        DiskGroup::new(self.clone(), group)
+    }
+
+    /// The ids of the groups held, sorted.
+    pub fn groups(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self.lock().groups.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Persists `batch` as one record, synced once if
+    /// [`WriteBatch::must_sync`] (group commit). Concurrent writers share
+    /// syncs: the sync runs without the store's lock and covers every
+    /// record written before it. Snapshot files are written
+    /// and synced first. Nothing is written if any operation does not fit
+    /// its group's log.
+    ///
+    /// # Errors
+    /// [`DiskError::Storage`] for an operation that does not fit (entries
+    /// leaving a gap, an out-of-date snapshot, a compaction out of range);
+    /// [`DiskError::Io`] if a write fails (the store is unchanged and takes
+    /// further writes); [`DiskError::Failed`] if a sync fails, now or
+    /// earlier (the store takes no more writes).
+    pub fn write(&self, batch: &WriteBatch) -> Result<()> {
+        let mut inner = self.lock();
+        inner.check_failed()?;
+        if batch.is_empty() {
+            if batch.must_sync() {
+                inner.sync_log()?;
+            }
+            return Ok(());
+        }
+        if batch.size() > MAX_PAYLOAD {
+            return Err(DiskError::InvalidInput(format!(
+                "batch of {} bytes exceeds the record limit of {MAX_PAYLOAD}",
+                batch.size()
+            )));
+        }
+        inner.validate(batch)?;
+        for (gid, snap) in &batch.snapshots {
+            inner.write_snapshot_file(*gid, snap)?;
+        }
+        let (seq, superseded) = inner.commit(KIND_BATCH, &batch.payload.buf, false)?;
+        if !batch.must_sync() {
+            return Ok(());
+        }
+        let inner = self.wait_durable(inner, seq)?;
+        // The records pointing to newer snapshots are durable: the old
+        // files may go (a crash first leaves them to the next open).
+        for name in superseded {
+            let _ = inner.fs.remove(&inner.path(&name));
+        }
+        Ok(())
+    }
+
+    /// Makes every write so far durable.
+    ///
+    /// # Errors
+    /// [`DiskError::Failed`] if the sync fails, now or earlier.
+    pub fn sync(&self) -> Result<()> {
+        let inner = self.lock();
+        inner.check_failed()?;
+        let last = inner.next_seq - 1;
+        self.wait_durable(inner, last).map(drop)
+    }
+
+    /// Returns once record `seq` is durable (group commit). The first
+    /// writer that finds it is not syncs the active segment without the
+    /// lock, for every record written so far; writers that come meanwhile
+    /// wait for that sync or the next one, so concurrent writers of many
+    /// groups share syncs. A failed sync fails the log for all of them.
+    fn wait_durable<'a>(
+        &'a self,
+        mut inner: MutexGuard<'a, Inner>,
+        seq: u64,
+    ) -> Result<MutexGuard<'a, Inner>> {
+        loop {
+            if inner.synced_seq >= seq {
+                return Ok(inner);
+            }
+            inner.check_failed()?;
+            if inner.syncing {
+                inner = self
+                    .shared
+                    .durable
+                    .wait(inner)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            let target = inner.next_seq - 1;
+            let seg = &inner.segments[&inner.active];
+            let (file, path) = (Arc::clone(&seg.file), seg.path.clone());
+            inner.syncing = true;
+            drop(inner);
+            let r = file.sync();
+            inner = self.lock();
+            inner.syncing = false;
+            let outcome = match r {
+                Ok(()) => {
+                    // (A segment switch meanwhile may have synced further.)
+                    inner.synced_seq = inner.synced_seq.max(target);
+                    Ok(())
+                }
+                Err(e) => Err(inner.fail(DiskError::io("sync", &path, &e))),
+            };
+            self.shared.durable.notify_all();
+            outcome?;
+        }
+    }
+
+    /// Records a snapshot of `group`'s state machine at `index` (as
+    /// [`raftlet::MemoryStorageCore::create_snapshot`]) and returns it:
+    /// `cs` is the configuration at `index` (`None` keeps the one held),
+    /// `data` the serialized state machine. The log is kept; compact it
+    /// with [`DiskGroup::compact`]. Durable on return.
+    ///
+    /// # Errors
+    /// [`DiskError::Storage`] with `SnapshotOutOfDate` if `index` is not
+    /// past the current snapshot, `Unavailable` if it is past the last
+    /// entry, `Compacted` if its term is no longer known;
+    /// [`DiskError::InvalidInput`] if `cs` is not a configuration a node
+    /// could run (as `MemoryStorage` checks it); I/O errors as
+    /// [`DiskStore::write`].
+    pub fn create_snapshot(
+        &self,
+        group: u64,
+        index: u64,
+        cs: Option<ConfState>,
+        data: Option<Bytes>,
+    ) -> Result<Snapshot> {
+        let mut inner = self.lock();
+        inner.check_failed()?;
+        let g = inner.groups.get(&group).cloned().unwrap_or_default();
+        if index <= g.snapshot.index {
+            return Err(StorageError::SnapshotOutOfDate.into());
+        }
+        if let Some(cs) = &cs {
+            raftlet::validate::check_conf_state(cs)
+                .map_err(|e| DiskError::InvalidInput(e.to_string()))?;
+        }
+        if index > g.last_index() {
+            return Err(StorageError::Unavailable.into());
+        }
+        let term = g.term(index)?;
+        let snap = Snapshot {
+            data,
+            metadata: SnapshotMetadata {
+                conf_state: cs.unwrap_or(g.snapshot.conf_state),
+                index,
+                term,
+            },
+        };
+        inner.write_snapshot_file(group, &snap)?;
+        let mut w = PayloadWriter::default();
+        w.snapshot_create(group, &snap.metadata);
+        let (seq, superseded) = inner.commit(KIND_BATCH, &w.buf, false)?;
+        let inner = self.wait_durable(inner, seq)?;
+        for name in superseded {
+            let _ = inner.fs.remove(&inner.path(&name));
+        }
+        Ok(snap)
+    }
+
+    /// Reclaims space now: deletes the segments no group needs, after
+    /// rewriting the small live logs that keep the oldest ones alive (see
+    /// [`Options::rewrite_max_bytes`]). Also done at every segment switch.
+    ///
+    /// # Errors
+    /// As [`DiskStore::write`].
+    pub fn purge(&self) -> Result<()> {
+        let mut inner = self.lock();
+        inner.check_failed()?;
+        inner.purge()
+    }
+
+    /// Figures about the store (files, bytes, index memory).
+    pub fn stats(&self) -> StoreStats {
+        let inner = self.lock();
+        let log_bytes = inner
+            .segments
+            .iter()
+            .map(|(&n, s)| {
+                if n == inner.active {
+                    inner.write_off
+                } else {
+                    s.file.size().unwrap_or(0)
+                }
+            })
+            .sum();
+        let per_entry = std::mem::size_of::<(u64, Group)>() as u64 + 8;
+        let index_bytes = inner
+            .groups
+            .values()
+            .map(|g| per_entry + g.heap_bytes())
+            .sum::<u64>()
+            + (inner.groups.capacity() as u64 - inner.groups.len() as u64) * per_entry;
+        StoreStats {
+            groups: inner.groups.len(),
+            segments: inner.segments.len(),
+            open_files: inner.segments.len() + 1,
+            log_bytes,
+            index_bytes,
+            next_seq: inner.next_seq,
+        }
+    }
+
+    /// The error that failed the log, if a sync failed.
+    pub fn failure(&self) -> Option<DiskError> {
+        self.lock().failed.clone()
+    }
+
+    /// Whether `self` and `other` are handles on the same store (so that
+    /// their groups' writes can share a [`WriteBatch`]).
+    pub fn same_store(&self, other: &DiskStore) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// The directory of the store.
+    pub fn dir(&self) -> PathBuf {
+        self.lock().dir.clone()
+    }
+}
+
+impl Inner {
+    fn check_failed(&self) -> Result<()> {
+        match &self.failed {
+            Some(e) => Err(DiskError::Failed(Box::new(e.clone()))),
+            None => Ok(()),
+        }
+    }
+
+    /// Records `e` as the log's fatal error and returns it as
+    /// [`DiskError::Failed`].
+    fn fail(&mut self, e: DiskError) -> DiskError {
+        let first = self.failed.get_or_insert(e).clone();
+        DiskError::Failed(Box::new(first))
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn sync_dir(&mut self) -> Result<()> {
+        let dir = self.dir.clone();
+        self.fs
+            .sync_dir(&dir)
+            .map_err(|e| self.fail(DiskError::io("sync directory", &dir, &e)))
+    }
+
+    fn sync_log(&mut self) -> Result<()> {
+        if self.synced_seq + 1 >= self.next_seq {
+            return Ok(());
+        }
+        let seg = &self.segments[&self.active];
+        let (r, path) = (seg.file.sync(), seg.path.clone());
+        r.map_err(|e| self.fail(DiskError::io("sync", &path, &e)))?;
+        self.synced_seq = self.next_seq - 1;
+        Ok(())
+    }
+
+    fn validate(&self, batch: &WriteBatch) -> Result<()> {
+        let mut staged: HashMap<u64, Meta> = HashMap::new();
+        for &(gid, change) in &batch.changes {
+            let m = staged
+                .entry(gid)
+                .or_insert_with(|| self.groups.get(&gid).map(Group::meta).unwrap_or_default());
+            check_change(m, change)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `snap` to its file: `.tmp`, sync, rename, sync the directory.
+    fn write_snapshot_file(&mut self, gid: u64, snap: &Snapshot) -> Result<()> {
+        let name = snapshot_name(gid, snap.metadata.index, snap.metadata.term);
+        let path = self.path(&name);
+        let tmp = self.path(&format!("{name}.tmp"));
+        let data = record::encode_snapshot_file(snap);
+        let file = self
+            .fs
+            .create(&tmp)
+            .map_err(|e| DiskError::io("create", &tmp, &e))?;
+        if let Err(e) = file.write_at(&data, 0) {
+            drop(file);
+            let _ = self.fs.remove(&tmp);
+            return Err(DiskError::io("write", &tmp, &e));
+        }
+        if let Err(e) = file.sync() {
+            return Err(self.fail(DiskError::io("sync", &tmp, &e)));
+        }
+        drop(file);
+        self.fs
+            .rename(&tmp, &path)
+            .map_err(|e| DiskError::io("rename", &tmp, &e))?;
+        self.sync_dir()
+    }
+
+    /// Appends a record, syncs it if `sync` (callers that may wait without
+    /// the lock pass false and use [`DiskStore::wait_durable`]), applies it
+    /// to the index, and reclaims space if the log moved to a new segment.
+    /// Returns the record's seq and the snapshot files it supersedes, to be
+    /// deleted once it is durable.
+    fn commit(&mut self, kind: u8, payload: &[u8], sync: bool) -> Result<(u64, Vec<String>)> {
+        let rotated = self.maybe_rotate(payload.len())?;
+        let (seg, payload_off) = self.append(kind, payload, sync)?;
+        let seq = self.next_seq - 1;
+        let mut superseded = Vec::new();
+        if let Err(reason) = apply_payload(
+            &mut self.groups,
+            kind,
+            payload,
+            seg,
+            payload_off,
+            &mut superseded,
+            false,
+        ) {
+            // Validation said it fits: the index no longer matches the log.
+            let file = self.segments[&seg].path.clone();
+            return Err(self.fail(DiskError::Corrupt {
+                file,
+                offset: payload_off - HEADER as u64,
+                reason: format!("a record written could not be applied: {reason}"),
+            }));
+        }
+        if rotated {
+            // The write is durable whatever happens here: only a failed
+            // sync (which fails the log) is reported.
+            if let Err(e) = self.purge() {
+                if e.is_fatal() {
+                    return Err(e);
+                }
+            }
+        }
+        Ok((seq, superseded))
+    }
+
+    /// Appends one record to the active segment. A failed write changes
+    /// nothing (the next record goes to the same offset); a failed sync is
+    /// fatal.
+    fn append(&mut self, kind: u8, payload: &[u8], sync: bool) -> Result<(u32, u64)> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        encode_record(&mut buf, kind, self.next_seq, self.synced_seq, payload);
+        let seg = &self.segments[&self.active];
+        let r = seg.file.write_at(&buf, self.write_off);
+        let path = seg.path.clone();
+        let len = buf.len() as u64;
+        self.buf = buf;
+        r.map_err(|e| DiskError::io("write", &path, &e))?;
+        let at = (self.active, self.write_off + HEADER as u64);
+        self.write_off += len;
+        self.next_seq += 1;
+        self.active_records += 1;
+        if sync {
+            self.sync_log()?;
+        }
+        Ok(at)
+    }
+
+    /// Moves to a new segment if a record of `payload_len` bytes would not
+    /// fit the active one (which must hold more than its checkpoint).
+    fn maybe_rotate(&mut self, payload_len: usize) -> Result<bool> {
+        let len = align8(HEADER + payload_len) as u64;
+        if self.write_off + len <= self.opts.segment_size || self.active_records <= 1 {
+            return Ok(false);
+        }
+        self.rotate()?;
+        Ok(true)
+    }
+
+    /// Syncs the active segment, creates the next one (preallocated, synced
+    /// with its directory) and writes its checkpoint, synced.
+    fn rotate(&mut self) -> Result<()> {
+        self.sync_log()?;
+        let n = self
+            .active
+            .checked_add(1)
+            .ok_or_else(|| DiskError::InvalidInput("segment numbers exhausted".into()))?;
+        self.create_segment(n)?;
+        let payload = self.checkpoint_payload();
+        if let Err(e) = self.append(KIND_CHECKPOINT, &payload, true) {
+            // A segment without its checkpoint must not take records.
+            return Err(self.fail(e));
+        }
+        Ok(())
+    }
+
+    fn create_segment(&mut self, n: u32) -> Result<()> {
+        let path = self.path(&segment_name(n));
+        let file = self
+            .fs
+            .create(&path)
+            .map_err(|e| DiskError::io("create", &path, &e))?;
+        if let Err(e) = file.allocate(self.opts.segment_size) {
+            drop(file);
+            let _ = self.fs.remove(&path);
+            return Err(DiskError::io("allocate", &path, &e));
+        }
+        if let Err(e) = file.sync() {
+            return Err(self.fail(DiskError::io("sync", &path, &e)));
+        }
+        self.sync_dir()?;
+        self.segments.insert(
+            n,
+            Segment {
+                file: Arc::from(file),
+                path,
+            },
+        );
+        self.active = n;
+        self.write_off = 0;
+        self.active_records = 0;
+        Ok(())
+    }
+
+    fn checkpoint_payload(&self) -> Vec<u8> {
+        let mut w = PayloadWriter::default();
+        let mut ids: Vec<&u64> = self.groups.keys().collect();
+        ids.sort_unstable();
+        for gid in ids {
+            let g = &self.groups[gid];
+            w.group_state(
+                *gid,
+                &g.hard_state,
+                &g.snapshot,
+                g.snapshot_file,
+                g.offset,
+                g.offset_term,
+            );
+        }
+        w.buf
+    }
+
+    /// Deletes the segments older than any live entry, first rewriting
+    /// small live logs that pin the oldest segment.
+    ///
+    /// Before segments go, the state of every group is restated in a
+    /// synced record: a group may have compacted (after the checkpoint
+    /// that will open the log) to an entry that lived in a deleted
+    /// segment, and recovery takes that entry's term from the restatement.
+    fn purge(&mut self) -> Result<()> {
+        let mut budget = self.opts.rewrite_max_bytes;
+        let mut doomed = Vec::new();
+        let old: Vec<u32> = self
+            .segments
+            .range(..self.active)
+            .map(|(&n, _)| n)
+            .collect();
+        for n in old {
+            let mut pinned: Vec<u64> = self
+                .groups
+                .iter()
+                .filter(|(_, g)| g.first_segment().is_some_and(|s| s <= n))
+                .map(|(&id, _)| id)
+                .collect();
+            if !pinned.is_empty() {
+                let total: u64 = pinned.iter().map(|id| self.groups[id].live_bytes()).sum();
+                if total > budget {
+                    break;
+                }
+                budget -= total;
+                pinned.sort_unstable();
+                let payload = self.rewrite_payload(&pinned)?;
+                self.maybe_rotate(payload.len())?;
+                let (seg, off) = self.append(KIND_BATCH, &payload, true)?;
+                let mut superseded = Vec::new();
+                if let Err(reason) = apply_payload(
+                    &mut self.groups,
+                    KIND_BATCH,
+                    &payload,
+                    seg,
+                    off,
+                    &mut superseded,
+                    false,
+                ) {
+                    let file = self.segments[&seg].path.clone();
+                    return Err(self.fail(DiskError::Corrupt {
+                        file,
+                        offset: off - HEADER as u64,
+                        reason: format!("a rewrite could not be applied: {reason}"),
+                    }));
+                }
+            }
+            doomed.push(n);
+        }
+        if doomed.is_empty() {
+            return Ok(());
+        }
+        let payload = self.checkpoint_payload();
+        self.maybe_rotate(payload.len())?;
+        self.append(KIND_BATCH, &payload, true)?;
+        for n in doomed {
+            if let Some(seg) = self.segments.remove(&n) {
+                drop(seg.file);
+                self.fs
+                    .remove(&seg.path)
+                    .map_err(|e| DiskError::io("remove", &seg.path, &e))?;
+            }
+        }
+        self.sync_dir()
+    }
+
+    /// An entries operation per group holding its whole live log, read
+    /// back from the segments.
+    fn rewrite_payload(&self, ids: &[u64]) -> Result<Vec<u8>> {
+        let mut w = PayloadWriter::default();
+        for id in ids {
+            let g = &self.groups[id];
+            w.entries_head(*id, g.first_index(), g.entries.len() as u32);
+            for l in &g.entries {
+                let raw = self.read_loc(l)?;
+                w.entry(l.term, &raw);
+            }
+        }
+        Ok(w.buf)
+    }
+
+    fn read_loc(&self, l: &Loc) -> Result<Vec<u8>> {
+        let seg = self
+            .segments
+            .get(&l.seg)
+            .ok_or_else(|| DiskError::Corrupt {
+                file: self.path(&segment_name(l.seg)),
+                offset: l.off,
+                reason: "the index points into a segment that is gone".into(),
+            })?;
+        let mut buf = vec![0u8; l.len as usize];
+        let n = seg
+            .file
+            .read_at(&mut buf, l.off)
+            .map_err(|e| DiskError::io("read", &seg.path, &e))?;
+        if n != buf.len() {
+            return Err(DiskError::Corrupt {
+                file: seg.path.clone(),
+                offset: l.off,
+                reason: "entry runs past the end of the file".into(),
+            });
+        }
+        Ok(buf)
+    }
+
+    /// Reads and decodes the entries at `locs`, starting at index `first`.
+    pub(crate) fn read_entries(
+        &self,
+        first: u64,
+        locs: &[Loc],
+        out: &mut Vec<Entry>,
+    ) -> Result<()> {
+        let mut i = 0;
+        while i < locs.len() {
+            // One read per run of entries that sit together in a segment.
+            let start = locs[i];
+            let mut end = start.off + u64::from(start.len);
+            let mut j = i + 1;
+            while j < locs.len()
+                && locs[j].seg == start.seg
+                && locs[j].off >= end
+                && locs[j].off - end <= 64
+            {
+                end = locs[j].off + u64::from(locs[j].len);
+                j += 1;
+            }
+            let span = self.read_loc(&Loc {
+                seg: start.seg,
+                len: u32::try_from(end - start.off).unwrap_or(u32::MAX),
+                off: start.off,
+                term: 0,
+            })?;
+            let span = Bytes::from(span);
+            for (k, l) in locs[i..j].iter().enumerate() {
+                let at = (l.off - start.off) as usize;
+                let raw = span.slice(at..at + l.len as usize);
+                let index = first + (i + k) as u64;
+                let e = Entry::decode_bytes(&raw).map_err(|err| DiskError::Corrupt {
+                    file: self.path(&segment_name(l.seg)),
+                    offset: l.off,
+                    reason: format!("entry {index}: {err}"),
+                })?;
+                if e.index != index || e.term != l.term {
+                    return Err(DiskError::Corrupt {
+                        file: self.path(&segment_name(l.seg)),
+                        offset: l.off,
+                        reason: format!(
+                            "entry {index} (term {}) reads back as {} (term {})",
+                            l.term, e.index, e.term
+                        ),
+                    });
+                }
+                out.push(e);
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
+    /// Reads `group`'s snapshot file and checks it against the log.
+    pub(crate) fn read_snapshot(&self, gid: u64, g: &Group) -> Result<Snapshot> {
+        let name = snapshot_name(gid, g.snapshot.index, g.snapshot.term);
+        let path = self.path(&name);
+        let file = match self.fs.open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(DiskError::SnapshotMissing { file: path })
+            }
+            Err(e) => return Err(DiskError::io("open", &path, &e)),
+        };
+        let data = read_all(&*file).map_err(|e| DiskError::io("read", &path, &e))?;
+        let snap =
+            record::decode_snapshot_file(data).map_err(|reason| DiskError::SnapshotCorrupt {
+                file: path.clone(),
+                reason,
+            })?;
+        if snap.metadata.index != g.snapshot.index || snap.metadata.term != g.snapshot.term {
+            return Err(DiskError::SnapshotCorrupt {
+                file: path,
+                reason: format!(
+                    "holds the snapshot at {} (term {}), the log expects {} (term {})",
+                    snap.metadata.index, snap.metadata.term, g.snapshot.index, g.snapshot.term
+                ),
+            });
+        }
+        Ok(Snapshot {
+            data: snap.data,
+            // The log's metadata is the truth (a later conf-state record
+            // may have changed the configuration).
+            metadata: g.snapshot.clone(),
+        })
+    }
+
+    /// Rebuilds the index from the directory (see the crate docs for the
+    /// rules).
+    fn recover(&mut self) -> Result<()> {
+        let names = self
+            .fs
+            .list(&self.dir)
+            .map_err(|e| DiskError::io("list", &self.dir, &e))?;
+        let mut segs: Vec<u32> = Vec::new();
+        let mut snaps: BTreeSet<String> = BTreeSet::new();
+        let mut dir_changed = false;
+        for name in names {
+            if let Some(n) = parse_segment_name(&name) {
+                segs.push(n);
+            } else if name.ends_with(".tmp") {
+                // A snapshot that was never renamed into place.
+                let p = self.path(&name);
+                self.fs
+                    .remove(&p)
+                    .map_err(|e| DiskError::io("remove", &p, &e))?;
+                dir_changed = true;
+            } else if name.starts_with("snap-") && name.ends_with(".snap") {
+                snaps.insert(name);
+            }
+        }
+        segs.sort_unstable();
+        let mut superseded = Vec::new();
+        let mut expected: Option<u64> = None;
+        // Per segment replayed: where its last record ends, how many it holds.
+        let mut ends: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        let mut i = 0;
+        while i < segs.len() {
+            let n = segs[i];
+            let path = self.path(&segment_name(n));
+            let file = self
+                .fs
+                .open(&path)
+                .map_err(|e| DiskError::io("open", &path, &e))?;
+            let data = read_all(&*file).map_err(|e| DiskError::io("read", &path, &e))?;
+            let mut off = 0usize;
+            let mut records = 0u64;
+            let bad: Option<(usize, String)> = loop {
+                match parse_record(&data, off) {
+                    Ok((h, payload, next)) => {
+                        if let Some(s) = expected {
+                            if h.seq != s {
+                                break Some((
+                                    off,
+                                    format!("sequence gap: expected {s}, found {}", h.seq),
+                                ));
+                            }
+                        }
+                        if (records == 0) != (h.kind == KIND_CHECKPOINT) {
+                            return Err(DiskError::Corrupt {
+                                file: path,
+                                offset: off as u64,
+                                reason: if records == 0 {
+                                    "the segment does not start with a checkpoint".into()
+                                } else {
+                                    "a checkpoint in the middle of a segment".into()
+                                },
+                            });
+                        }
+                        apply_payload(
+                            &mut self.groups,
+                            h.kind,
+                            payload,
+                            n,
+                            (off + HEADER) as u64,
+                            &mut superseded,
+                            true,
+                        )
+                        .map_err(|reason| DiskError::Corrupt {
+                            file: path.clone(),
+                            offset: off as u64,
+                            reason,
+                        })?;
+                        expected = Some(h.seq + 1);
+                        records += 1;
+                        off = next;
+                    }
+                    Err(reason) => break Some((off, reason)),
+                }
+            };
+            self.segments.insert(
+                n,
+                Segment {
+                    file: Arc::from(file),
+                    path: path.clone(),
+                },
+            );
+            ends.insert(n, (off as u64, records));
+            let Some((bad_off, reason)) = bad else {
+                i += 1;
+                continue;
+            };
+            // Did the segment simply end (zeros), with the next one going on?
+            // (A record's padding may run past a truncated file's end.)
+            let bad_off = bad_off.min(data.len());
+            if data[bad_off..].iter().all(|&b| b == 0) {
+                match segs.get(i + 1) {
+                    None => break,
+                    Some(&next) => {
+                        let np = self.path(&segment_name(next));
+                        let nf = self
+                            .fs
+                            .open(&np)
+                            .map_err(|e| DiskError::io("open", &np, &e))?;
+                        let mut head = vec![0u8; HEADER];
+                        let got = nf
+                            .read_at(&mut head, 0)
+                            .map_err(|e| DiskError::io("read", &np, &e))?;
+                        let next_seq = u64::from_le_bytes(head[8..16].try_into().unwrap_or([0; 8]));
+                        let continues = got == HEADER
+                            && head[..4] == record::MAGIC
+                            && Some(next_seq) == expected;
+                        if continues {
+                            i += 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+            // Torn tail or corruption: does any later record say the bad
+            // one was durable?
+            let claimed = self.later_claim(&segs[i..], &data, bad_off, expected)?;
+            if let Some((cfile, coff)) = claimed {
+                return Err(DiskError::Corrupt {
+                    file: path,
+                    offset: bad_off as u64,
+                    reason: format!(
+                        "{reason}; the record at {} offset {coff} says it was durable",
+                        cfile.display()
+                    ),
+                });
+            }
+            // A torn tail: cut it off, drop the later segments.
+            let seg = &self.segments[&n];
+            seg.file
+                .set_len(bad_off as u64)
+                .and_then(|()| seg.file.allocate(self.opts.segment_size))
+                .and_then(|()| seg.file.sync())
+                .map_err(|e| DiskError::io("truncate", &path, &e))?;
+            for &later in &segs[i + 1..] {
+                let p = self.path(&segment_name(later));
+                self.fs
+                    .remove(&p)
+                    .map_err(|e| DiskError::io("remove", &p, &e))?;
+                dir_changed = true;
+            }
+            segs.truncate(i + 1);
+            break;
+        }
+        // Every hole the deleted segments left must have been compacted.
+        if let Some((&first_seg, seg)) = self.segments.iter().next() {
+            let mut ids: Vec<u64> = self.groups.keys().copied().collect();
+            ids.sort_unstable();
+            for gid in ids {
+                if let Some(idx) = self.groups[&gid].first_hole() {
+                    return Err(DiskError::Corrupt {
+                        file: seg.path.clone(),
+                        offset: 0,
+                        reason: format!(
+                            "group {gid}: entry {idx} is missing (segments before {} are gone)",
+                            segment_name(first_seg)
+                        ),
+                    });
+                }
+            }
+        }
+        // A last segment without even its checkpoint holds nothing: drop it.
+        if let Some((&n, &(0, 0))) = ends.iter().next_back() {
+            ends.remove(&n);
+            let seg = self.segments.remove(&n).expect("segment was opened");
+            drop(seg.file);
+            self.fs
+                .remove(&seg.path)
+                .map_err(|e| DiskError::io("remove", &seg.path, &e))?;
+            dir_changed = true;
+        }
+        self.next_seq = expected.unwrap_or(1);
+        self.synced_seq = self.next_seq - 1;
+        if let Some((&n, &(off, records))) = ends.iter().next_back() {
+            self.active = n;
+            self.write_off = off;
+            self.active_records = records;
+        }
+        // Referenced snapshot files must be whole; the others are left
+        // over from a crash before their record (or after a replacement).
+        let mut wanted = BTreeSet::new();
+        let mut ids: Vec<u64> = self.groups.keys().copied().collect();
+        ids.sort_unstable();
+        for gid in ids {
+            let g = &self.groups[&gid];
+            if g.snapshot_file {
+                let name = snapshot_name(gid, g.snapshot.index, g.snapshot.term);
+                if !snaps.contains(&name) {
+                    return Err(DiskError::SnapshotMissing {
+                        file: self.path(&name),
+                    });
+                }
+                self.read_snapshot(gid, g)?;
+                wanted.insert(name);
+            }
+        }
+        for name in snaps.difference(&wanted) {
+            let p = self.path(name);
+            self.fs
+                .remove(&p)
+                .map_err(|e| DiskError::io("remove", &p, &e))?;
+            dir_changed = true;
+        }
+        if self.segments.is_empty() {
+            // A new store (or one whose every record was torn).
+            self.create_segment(segs.first().copied().unwrap_or(1).max(1))
+                .map_err(unfail)?;
+            let payload = self.checkpoint_payload();
+            self.append(KIND_CHECKPOINT, &payload, true)
+                .map_err(unfail)?;
+        } else {
+            // What a killed process left in the page cache must be durable
+            // before records build on it.
+            let seg = &self.segments[&self.active];
+            seg.file
+                .allocate(self.opts.segment_size)
+                .and_then(|()| seg.file.sync())
+                .map_err(|e| DiskError::io("sync", &seg.path, &e))?;
+        }
+        if dir_changed {
+            self.sync_dir().map_err(unfail)?;
+        }
+        Ok(())
+    }
+
+    /// The first valid record after `bad_off` of `data` (the first of
+    /// `segs`), or in the later segments, whose `synced` covers `expected`.
+    fn later_claim(
+        &self,
+        segs: &[u32],
+        data: &[u8],
+        bad_off: usize,
+        expected: Option<u64>,
+    ) -> Result<Option<(PathBuf, u64)>> {
+        let claims = |h: &record::Header| match expected {
+            Some(s) => h.seq >= s && h.synced >= s,
+            // The very first record is bad: any valid record after it
+            // means the log went on.
+            None => true,
+        };
+        let scan = |d: &[u8], from: usize| -> Option<usize> {
+            let mut at = from;
+            while at + HEADER <= d.len() {
+                if d[at..at + 4] == record::MAGIC {
+                    if let Ok((h, _, _)) = parse_record(d, at) {
+                        if claims(&h) {
+                            return Some(at);
+                        }
+                    }
+                }
+                at += 8;
+            }
+            None
+        };
+        if let Some(at) = scan(data, bad_off + 8) {
+            return Ok(Some((self.path(&segment_name(segs[0])), at as u64)));
+        }
+        for &n in &segs[1..] {
+            let p = self.path(&segment_name(n));
+            let f = self
+                .fs
+                .open(&p)
+                .map_err(|e| DiskError::io("open", &p, &e))?;
+            let d = read_all(&*f).map_err(|e| DiskError::io("read", &p, &e))?;
+            if let Some(at) = scan(&d, 0) {
+                return Ok(Some((p, at as u64)));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// During open the store is not handed out, so a fatal error is reported
+/// as what it is.
+fn unfail(e: DiskError) -> DiskError {
+    match e {
+        DiskError::Failed(inner) => *inner,
+        e => e,
+    }
+}

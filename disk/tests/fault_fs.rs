@@ -1,0 +1,217 @@
+//! The fault-injecting filesystem keeps its promises: what is synced
+//! survives a crash, nothing else does (names included), torn writes stop
+//! at sector boundaries, failed syncs lose their data, and faults fire once
+//! where they were injected. The store's own tests rely on each of these.
+
+use std::path::{Path, PathBuf};
+
+use raftlet_disk::{read_all, CrashMode, FaultFs, FaultOp, FileSystem, StdFs, EIO, ENOSPC, SECTOR};
+
+fn dir() -> PathBuf {
+    PathBuf::from("/store")
+}
+
+fn setup() -> FaultFs {
+    let fs = FaultFs::new();
+    fs.create_dir_all(&dir()).unwrap();
+    fs
+}
+
+fn read(fs: &FaultFs, p: &Path) -> Vec<u8> {
+    read_all(&*fs.open(p).unwrap()).unwrap()
+}
+
+#[test]
+fn synced_data_and_names_survive_and_nothing_else() {
+    let fs = setup();
+    let a = dir().join("a");
+    let f = fs.create(&a).unwrap();
+    f.write_at(b"hello", 0).unwrap();
+    f.sync().unwrap();
+    fs.sync_dir(&dir()).unwrap();
+    f.write_at(b" world", 5).unwrap();
+    assert_eq!(read(&fs, &a), b"hello world");
+    fs.crash(CrashMode::LoseUnsynced);
+    assert_eq!(read(&fs, &a), b"hello");
+    // The handle from before the crash is dead.
+    assert_eq!(f.size().unwrap_err().raw_os_error(), Some(EIO));
+}
+
+#[test]
+fn a_synced_file_whose_directory_was_not_synced_is_lost() {
+    let fs = setup();
+    let b = dir().join("b");
+    let f = fs.create(&b).unwrap();
+    f.write_at(b"data", 0).unwrap();
+    f.sync().unwrap();
+    fs.crash(CrashMode::LoseUnsynced);
+    assert!(fs.open(&b).is_err());
+    assert!(fs.files(&dir()).is_empty());
+}
+
+#[test]
+fn rename_and_remove_are_durable_only_after_sync_dir() {
+    let fs = setup();
+    let (tmp, fin) = (dir().join("x.tmp"), dir().join("x"));
+    let f = fs.create(&tmp).unwrap();
+    f.write_at(b"v1", 0).unwrap();
+    f.sync().unwrap();
+    fs.sync_dir(&dir()).unwrap();
+    fs.rename(&tmp, &fin).unwrap();
+    fs.crash(CrashMode::LoseUnsynced);
+    assert_eq!(fs.files(&dir()), vec!["x.tmp".to_string()]);
+    fs.rename(&tmp, &fin).unwrap();
+    fs.sync_dir(&dir()).unwrap();
+    fs.remove(&fin).unwrap();
+    fs.crash(CrashMode::LoseUnsynced);
+    assert_eq!(read(&fs, &fin), b"v1");
+}
+
+#[test]
+fn torn_crash_keeps_a_prefix_cut_at_a_sector_boundary() {
+    let mut seen_partial = false;
+    for seed in 0..64 {
+        let fs = setup();
+        let p = dir().join("t");
+        let f = fs.create(&p).unwrap();
+        fs.sync_dir(&dir()).unwrap();
+        f.write_at(&[1u8; 100], 0).unwrap();
+        f.sync().unwrap();
+        f.write_at(&[2u8; 3000], 100).unwrap();
+        f.write_at(&[3u8; 10], 3100).unwrap();
+        fs.crash(CrashMode::Torn { seed });
+        let got = read(&fs, &p);
+        assert!(got.len() >= 100, "synced data lost (seed {seed})");
+        assert!(got[..100].iter().all(|&b| b == 1));
+        let twos = got[100..].iter().take_while(|&&b| b == 2).count();
+        let end = 100 + twos as u64;
+        // A cut inside the first unsynced write falls on a sector boundary.
+        if twos < 3000 {
+            assert!(
+                end == 100 || end % SECTOR == 0,
+                "cut at {end} (seed {seed})"
+            );
+            assert_eq!(
+                got.len() as u64,
+                end,
+                "bytes after a torn write (seed {seed})"
+            );
+            seen_partial |= twos > 0;
+        } else {
+            // The second write may follow the first only in full or not at all.
+            assert!(got.len() == 3100 || got.len() == 3110, "seed {seed}");
+        }
+    }
+    assert!(seen_partial, "no seed tore the write part way");
+}
+
+#[test]
+fn a_failed_sync_loses_the_unsynced_writes_but_reads_still_see_them() {
+    let fs = setup();
+    let p = dir().join("f");
+    let f = fs.create(&p).unwrap();
+    fs.sync_dir(&dir()).unwrap();
+    f.write_at(b"abc", 0).unwrap();
+    fs.fail_after(FaultOp::Sync, 0, EIO);
+    assert_eq!(f.sync().unwrap_err().raw_os_error(), Some(EIO));
+    assert_eq!(read(&fs, &p), b"abc");
+    // A retry "succeeds" but the data never reaches the disk.
+    f.sync().unwrap();
+    fs.crash(CrashMode::LoseUnsynced);
+    assert_eq!(read(&fs, &p), b"");
+}
+
+#[test]
+fn write_faults_fire_once_after_the_given_count_and_change_nothing() {
+    let fs = setup();
+    let p = dir().join("w");
+    let f = fs.create(&p).unwrap();
+    fs.fail_after(FaultOp::Write, 1, ENOSPC);
+    f.write_at(b"1", 0).unwrap();
+    assert_eq!(
+        f.write_at(b"2", 1).unwrap_err().raw_os_error(),
+        Some(ENOSPC)
+    );
+    f.write_at(b"3", 1).unwrap();
+    assert_eq!(read(&fs, &p), b"13");
+}
+
+#[test]
+fn power_off_fails_everything_until_the_crash() {
+    let fs = setup();
+    let p = dir().join("p");
+    let f = fs.create(&p).unwrap();
+    fs.sync_dir(&dir()).unwrap();
+    fs.power_off_after(1);
+    f.write_at(b"ok", 0).unwrap();
+    assert!(f.sync().is_err());
+    assert!(fs.is_powered_off());
+    assert!(f.write_at(b"no", 2).is_err());
+    fs.crash(CrashMode::LoseUnsynced);
+    assert!(!fs.is_powered_off());
+    assert_eq!(read(&fs, &p), b"");
+}
+
+#[test]
+fn flip_bit_and_truncate_damage_the_durable_copy() {
+    let fs = setup();
+    let p = dir().join("m");
+    let f = fs.create(&p).unwrap();
+    f.write_at(&[0u8; 8], 0).unwrap();
+    f.sync().unwrap();
+    fs.sync_dir(&dir()).unwrap();
+    fs.flip_bit(&p, 3, 2).unwrap();
+    fs.crash(CrashMode::LoseUnsynced);
+    assert_eq!(read(&fs, &p), [0, 0, 0, 4, 0, 0, 0, 0]);
+    fs.truncate(&p, 2).unwrap();
+    assert_eq!(read(&fs, &p), [0, 0]);
+}
+
+#[test]
+fn locks_exclude_a_second_holder_until_dropped() {
+    let fs = setup();
+    let l = dir().join("LOCK");
+    let g = fs.lock(&l).unwrap();
+    assert_eq!(
+        fs.lock(&l).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
+    drop(g);
+    let _g = fs.lock(&l).unwrap();
+}
+
+#[test]
+fn open_files_are_counted() {
+    let fs = setup();
+    let f1 = fs.create(&dir().join("1")).unwrap();
+    let f2 = fs.open(&dir().join("1")).unwrap();
+    assert_eq!(fs.open_files(), 2);
+    drop(f1);
+    drop(f2);
+    assert_eq!(fs.open_files(), 0);
+}
+
+#[test]
+fn std_fs_lock_refuses_a_second_open_and_allocate_reads_as_zeros() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = StdFs;
+    let l = tmp.path().join("LOCK");
+    let g = fs.lock(&l).unwrap();
+    assert_eq!(
+        fs.lock(&l).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
+    drop(g);
+    fs.lock(&l).unwrap();
+    let p = tmp.path().join("seg");
+    let f = fs.create(&p).unwrap();
+    f.write_at(b"ab", 0).unwrap();
+    f.allocate(4096).unwrap();
+    assert_eq!(f.size().unwrap(), 4096);
+    let data = read_all(&*f).unwrap();
+    assert_eq!(&data[..2], b"ab");
+    assert!(data[2..].iter().all(|&b| b == 0));
+    f.sync().unwrap();
+    fs.sync_dir(tmp.path()).unwrap();
+    assert_eq!(fs.list(tmp.path()).unwrap().len(), 2);
+}

@@ -1,0 +1,156 @@
+//! Group commit across threads: writers of different groups that call
+//! `write` at the same time share syncs (the first one syncs for all that
+//! wrote before it, without holding the store's lock), and every write
+//! acknowledged is durable.
+
+mod common;
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use raftlet::Storage;
+use raftlet_disk::{CrashMode, DiskStore, FaultFs, FileSystem, FsFile, FsLock, EIO};
+
+/// FaultFs whose file syncs take 2 ms, like a disk's.
+#[derive(Debug)]
+struct SlowFs(FaultFs);
+
+#[derive(Debug)]
+struct SlowFile(Box<dyn FsFile>);
+
+impl FsFile for SlowFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.0.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.0.write_at(buf, offset)
+    }
+    fn size(&self) -> io::Result<u64> {
+        self.0.size()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
+    }
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        self.0.allocate(len)
+    }
+    fn sync(&self) -> io::Result<()> {
+        std::thread::sleep(Duration::from_millis(2));
+        self.0.sync()
+    }
+}
+
+impl FileSystem for SlowFs {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        self.0.create_dir_all(dir)
+    }
+    fn create(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
+        Ok(Box::new(SlowFile(self.0.create(path)?)))
+    }
+    fn open(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
+        Ok(Box::new(SlowFile(self.0.open(path)?)))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.0.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.0.remove(path)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.0.list(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.0.sync_dir(dir)
+    }
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FsLock>> {
+        self.0.lock(path)
+    }
+}
+
+const THREADS: u64 = 8;
+const WRITES: u64 = 40;
+
+fn hammer(store: &DiskStore) -> Vec<raftlet_disk::Result<()>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|g| {
+                let store = store.clone();
+                s.spawn(move || {
+                    let grp = store.group(g);
+                    (0..WRITES)
+                        .map(|i| grp.append(&entries(g, i * 2 + 1, 2, 1)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
+#[test]
+fn concurrent_writers_share_syncs_and_lose_nothing_acknowledged() {
+    let fault = FaultFs::new();
+    let fs: Arc<dyn FileSystem> = Arc::new(SlowFs(fault.clone()));
+    let store = DiskStore::open_with(fs.clone(), &dir(), medium()).unwrap();
+    let before = fault.stats().syncs;
+    let results = hammer(&store);
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    let syncs = fault.stats().syncs - before;
+    let writes = THREADS * WRITES;
+    println!("{writes} synced writes from {THREADS} threads took {syncs} syncs");
+    assert!(
+        syncs * 2 <= writes,
+        "{syncs} syncs for {writes} writes: the writers did not share them"
+    );
+    drop(store);
+    fault.crash(CrashMode::LoseUnsynced);
+    let store = DiskStore::open_with(fs, &dir(), medium()).unwrap();
+    for g in 0..THREADS {
+        let grp = store.group(g);
+        assert_eq!(grp.last_index(), Ok(2 * WRITES), "group {g}");
+        assert_eq!(
+            grp.entries(1, 2 * WRITES + 1, u64::MAX).unwrap(),
+            entries(g, 1, 2 * WRITES, 1)
+        );
+    }
+}
+
+/// A sync that fails while others wait on it fails them all, and the log.
+#[test]
+fn a_failed_shared_sync_fails_every_waiter() {
+    let fault = FaultFs::new();
+    let fs: Arc<dyn FileSystem> = Arc::new(SlowFs(fault.clone()));
+    let store = DiskStore::open_with(fs, &dir(), medium()).unwrap();
+    fault.fail_after(raftlet_disk::FaultOp::Sync, 3, EIO);
+    let results = hammer(&store);
+    let failed = results.iter().filter(|r| r.is_err()).count();
+    assert!(failed > 0);
+    assert!(
+        results
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .all(|e| e.is_fatal() && e.os_error() == Some(EIO)),
+        "{results:?}"
+    );
+    // Sticky: in every thread, once a write failed, every later one did.
+    for (t, chunk) in results.chunks(WRITES as usize).enumerate() {
+        if let Some(first) = chunk.iter().position(Result::is_err) {
+            assert!(
+                chunk[first..].iter().all(Result::is_err),
+                "thread {t} wrote again after the log failed"
+            );
+        }
+    }
+    assert!(store.failure().is_some());
+    assert!(store
+        .group(0)
+        .append(&entries(0, 999, 1, 1))
+        .unwrap_err()
+        .is_fatal());
+}

@@ -1,0 +1,261 @@
+//! DiskStore behaves as MemoryStorage does, keeps it across a restart,
+//! commits many groups with one sync and gives space back as groups
+//! compact.
+
+mod common;
+
+use common::*;
+use raftlet::pb::{ConfState, HardState};
+use raftlet::{MemoryStorage, Storage, StorageError};
+use raftlet_disk::{CrashMode, DiskError, FaultFs, WriteBatch};
+
+/// The same operations on a DiskGroup and on MemoryStorage give the same
+/// view, before and after a restart; refused operations change neither.
+#[test]
+fn mirrors_memory_storage_and_survives_restart() {
+    let fs = FaultFs::new();
+    let store = open(&fs, small()).unwrap();
+    let g = store.group(7);
+    let m = MemoryStorage::new();
+    assert_eq!(view(&g), model_view(&m));
+
+    g.set_conf_state(&ConfState::from_voters([1, 2, 3]))
+        .unwrap();
+    raftlet_disk::AnyStorage::Memory(m.clone())
+        .set_conf_state(ConfState::from_voters([1, 2, 3]))
+        .unwrap();
+    g.append(&entries(7, 1, 10, 1)).unwrap();
+    m.wl().append(&entries(7, 1, 10, 1)).unwrap();
+    // Replace a suffix with a later term.
+    g.append(&entries(7, 6, 8, 2)).unwrap();
+    m.wl().append(&entries(7, 6, 8, 2)).unwrap();
+    let hs = HardState {
+        term: 2,
+        vote: 1,
+        commit: 9,
+    };
+    g.set_hard_state(&hs).unwrap();
+    m.wl().set_hard_state(hs);
+    g.compact(4).unwrap();
+    m.wl().compact(4).unwrap();
+    let s1 = g
+        .create_snapshot(8, None, Some(bytes::Bytes::from_static(b"sm@8")))
+        .unwrap();
+    let s2 = m
+        .wl()
+        .create_snapshot(8, None, Some(bytes::Bytes::from_static(b"sm@8")))
+        .unwrap();
+    assert_eq!(s1, s2);
+    assert_eq!(view(&g), model_view(&m));
+
+    // Refusals: same error, nothing moves.
+    let before = view(&g);
+    assert_eq!(
+        g.append(&entries(7, 20, 1, 2)),
+        Err(DiskError::Storage(StorageError::Unavailable))
+    );
+    assert_eq!(
+        g.compact(3),
+        Err(DiskError::Storage(StorageError::Compacted))
+    );
+    assert_eq!(
+        g.compact(99),
+        Err(DiskError::Storage(StorageError::Unavailable))
+    );
+    assert_eq!(
+        g.create_snapshot(7, None, None),
+        Err(DiskError::Storage(StorageError::SnapshotOutOfDate))
+    );
+    assert_eq!(
+        g.apply_snapshot(&snapshot(8, 2, &[1])),
+        Err(DiskError::Storage(StorageError::SnapshotOutOfDate))
+    );
+    let mut bad = entries(7, 14, 3, 2);
+    bad[2].index = 20;
+    assert!(matches!(g.append(&bad), Err(DiskError::InvalidInput(_))));
+    assert_eq!(view(&g), before);
+    assert_eq!(g.entries(2, 5, u64::MAX), m.entries(2, 5, u64::MAX));
+    assert_eq!(g.entries(5, 15, u64::MAX), m.entries(5, 15, u64::MAX));
+    assert_eq!(g.term(3), m.term(3));
+    assert_eq!(g.term(14), m.term(14));
+
+    // A snapshot from a leader replaces the log.
+    g.apply_snapshot(&snapshot(20, 3, &[1, 2])).unwrap();
+    m.wl().apply_snapshot(snapshot(20, 3, &[1, 2])).unwrap();
+    g.append(&entries(7, 21, 3, 3)).unwrap();
+    m.wl().append(&entries(7, 21, 3, 3)).unwrap();
+    assert_eq!(view(&g), model_view(&m));
+
+    drop(g);
+    drop(store);
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, small()).unwrap();
+    assert_eq!(view(&store.group(7)), model_view(&m));
+    assert_eq!(store.groups(), vec![7]);
+}
+
+/// Entry reads honour max_size as MemoryStorage does (at least one entry).
+#[test]
+fn entries_respect_max_size() {
+    let fs = FaultFs::new();
+    let store = open(&fs, medium()).unwrap();
+    let g = store.group(1);
+    let m = MemoryStorage::new();
+    let ents = entries(1, 1, 20, 1);
+    g.append(&ents).unwrap();
+    m.wl().append(&ents).unwrap();
+    for max in [0, 1, 30, 100, 250, 1000, u64::MAX] {
+        assert_eq!(g.entries(3, 18, max), m.entries(3, 18, max), "max {max}");
+    }
+}
+
+/// A batch of many groups' Readies costs one sync; a batch that does not
+/// fit one group writes nothing for any.
+#[test]
+fn group_commit_syncs_once_for_many_groups() {
+    let fs = FaultFs::new();
+    let store = open(&fs, medium()).unwrap();
+    let before = fs.stats().syncs;
+    let mut b = WriteBatch::new();
+    for gid in 0..100 {
+        b.append(gid, &entries(gid, 1, 3, 1)).unwrap();
+        b.set_hard_state(
+            gid,
+            &HardState {
+                term: 1,
+                vote: 1,
+                commit: 2,
+            },
+        );
+    }
+    assert!(b.must_sync());
+    store.write(&b).unwrap();
+    assert_eq!(fs.stats().syncs - before, 1);
+    assert_eq!(store.groups().len(), 100);
+
+    let mut b = WriteBatch::new();
+    b.append(5, &entries(5, 4, 1, 1)).unwrap();
+    b.append(6, &entries(6, 9, 1, 1)).unwrap(); // gap
+    assert_eq!(
+        store.write(&b),
+        Err(DiskError::Storage(StorageError::Unavailable))
+    );
+    assert_eq!(store.group(5).last_index(), Ok(3));
+
+    drop(store);
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, medium()).unwrap();
+    for gid in 0..100 {
+        let g = store.group(gid);
+        assert_eq!(g.last_index(), Ok(3));
+        assert_eq!(g.entries(1, 4, u64::MAX).unwrap(), entries(gid, 1, 3, 1));
+        assert_eq!(g.hard_state().commit, 2);
+    }
+}
+
+/// An unsynced write is lost at a crash; the next synced one carries it.
+#[test]
+fn unsynced_writes_are_lost_and_carried_by_the_next_sync() {
+    let fs = FaultFs::new();
+    let store = open(&fs, medium()).unwrap();
+    let g = store.group(1);
+    g.append(&entries(1, 1, 5, 1)).unwrap();
+    g.compact(2).unwrap(); // not synced
+    drop((g, store));
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, medium()).unwrap();
+    let g = store.group(1);
+    assert_eq!(g.first_index(), Ok(1));
+    g.compact(2).unwrap();
+    let mut b = WriteBatch::new();
+    b.set_must_sync(true);
+    store.write(&b).unwrap(); // an empty synced batch syncs what came before
+    drop((g, store));
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, medium()).unwrap();
+    assert_eq!(store.group(1).first_index(), Ok(3));
+}
+
+/// Segments are deleted once no group needs them: groups that compact free
+/// them without copying; a small idle group is rewritten rather than
+/// pinning the oldest segment forever; a large uncompacted one pins it.
+#[test]
+fn space_is_reclaimed_as_groups_compact() {
+    let fs = FaultFs::new();
+    let store = open(&fs, small()).unwrap();
+    // Group 1 is idle with a small log from the start.
+    store.group(1).append(&entries(1, 1, 3, 1)).unwrap();
+    let busy = store.group(2);
+    let mut last = 0;
+    for round in 0..60 {
+        let ents = entries(2, last + 1, 10, 1);
+        busy.append(&ents).unwrap();
+        last += 10;
+        if round % 5 == 4 {
+            busy.compact(last - 5).unwrap();
+        }
+    }
+    let st = store.stats();
+    assert!(
+        st.segments <= 4,
+        "{} segments left for a compacted log: {st:?}",
+        st.segments
+    );
+    assert_eq!(
+        store.group(1).entries(1, 4, u64::MAX).unwrap(),
+        entries(1, 1, 3, 1)
+    );
+    // A group with more live entries than the rewrite budget pins.
+    let big = store.group(3);
+    big.append(&entries(3, 1, 200, 1)).unwrap();
+    let pinned_at = segments(&fs)[0].clone();
+    for _ in 0..30 {
+        busy.append(&entries(2, last + 1, 10, 1)).unwrap();
+        last += 10;
+        busy.compact(last - 5).unwrap();
+    }
+    assert!(segments(&fs).len() > 2);
+    assert!(segments(&fs)[0] <= pinned_at);
+    big.compact(200).unwrap();
+    busy.append(&entries(2, last + 1, 10, 1)).unwrap();
+    store.purge().unwrap();
+    assert!(segments(&fs).len() <= 3, "{:?}", segments(&fs));
+
+    let want1 = view(&store.group(1));
+    let want2 = view(&store.group(2));
+    let want3 = view(&store.group(3));
+    drop((busy, big, store));
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, small()).unwrap();
+    assert_eq!(view(&store.group(1)), want1);
+    assert_eq!(view(&store.group(2)), want2);
+    assert_eq!(view(&store.group(3)), want3);
+}
+
+/// A snapshot's file replaces the previous one once its record is durable.
+#[test]
+fn snapshot_files_are_replaced_and_removed_groups_leave_nothing() {
+    let fs = FaultFs::new();
+    let store = open(&fs, medium()).unwrap();
+    let g = store.group(4);
+    g.apply_snapshot(&snapshot(10, 2, &[1, 2, 3])).unwrap();
+    g.apply_snapshot(&snapshot(20, 3, &[1, 2, 3])).unwrap();
+    let snaps: Vec<_> = fs
+        .files(&dir())
+        .into_iter()
+        .filter(|n| n.ends_with(".snap"))
+        .collect();
+    assert_eq!(snaps.len(), 1, "{snaps:?}");
+    assert_eq!(g.snapshot(0, 0).unwrap(), snapshot(20, 3, &[1, 2, 3]));
+    assert_eq!(g.first_index(), Ok(21));
+    assert_eq!(g.term(20), Ok(3));
+    let mut b = WriteBatch::new();
+    b.remove_group(4);
+    store.write(&b).unwrap();
+    assert!(store.groups().is_empty());
+    assert!(!fs.files(&dir()).iter().any(|n| n.ends_with(".snap")));
+    drop((g, store));
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, medium()).unwrap();
+    assert!(store.groups().is_empty());
+}

@@ -1,0 +1,181 @@
+//! Durable storage from C: `raftlet_storage_open` gives a `raftlet_storage`
+//! backed by one group of a raftlet-disk store (one crash-safe log per
+//! directory, shared by every group opened from it), usable wherever a
+//! memory storage is; `raftlet_storage_append_readies` persists the Readies
+//! of many groups with one sync (group commit).
+
+use std::ffi::{c_char, CStr, OsStr};
+use std::os::unix::ffi::OsStrExt;
+
+use raftlet_disk::{DiskStore, WriteBatch};
+
+use crate::any_storage::AnyStorage;
+use crate::ready::raftlet_ready;
+use crate::result::{fail, from_error, raftlet_result, raftlet_result::*};
+use crate::storage::{check_ready_order, raftlet_storage};
+
+fn disk_failure(e: raftlet_disk::DiskError) -> raftlet_result {
+    from_error(&e.into())
+}
+
+fn new_handle(inner: AnyStorage, storage_out: *mut *mut raftlet_storage) -> raftlet_result {
+    let b = Box::new(raftlet_storage::new(inner));
+    // SAFETY: the caller checked the output pointer for NULL.
+    unsafe { *storage_out = Box::into_raw(b) };
+    RAFTLET_OK
+}
+
+/// Opens (creating it if needed) the durable store in directory `dir` (a
+/// NUL-terminated path) and gives group `group` of it as a storage handle:
+/// its log, hard state, configuration and snapshot survive a crash, and a
+/// node created over it restarts from them. Each raftlet_storage_* write
+/// call is durable when it returns (raftlet_storage_append_ready syncs when
+/// the Ready must be synced). The directory is locked while any handle on
+/// it is alive: open the other groups of the same directory with
+/// raftlet_storage_open_group. On success `*storage_out` owns a new handle;
+/// release it with raftlet_storage_free.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, or RAFTLET_ERR_STORAGE (the
+/// directory is locked by another open, a record in the middle of the log
+/// is corrupt, a snapshot file is missing or damaged, or the filesystem
+/// failed; raftlet_last_error_message() names the file, and the offset for
+/// a corrupt record).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_open(
+    dir: *const c_char,
+    group: u64,
+    storage_out: *mut *mut raftlet_storage,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(dir, storage_out);
+        // SAFETY: a non-null, NUL-terminated string from the caller.
+        let path = OsStr::from_bytes(unsafe { CStr::from_ptr(dir) }.to_bytes());
+        match DiskStore::open(path) {
+            Ok(store) => new_handle(AnyStorage::Disk(store.group(group)), storage_out),
+            Err(e) => disk_failure(e),
+        }
+    })
+}
+
+/// Gives group `group` of the same durable store as `storage` (a handle
+/// from raftlet_storage_open) as a new storage handle. On success
+/// `*storage_out` owns it; release it with raftlet_storage_free.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_INVALID_ARG
+/// (`storage` is a memory storage).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_open_group(
+    storage: *const raftlet_storage,
+    group: u64,
+    storage_out: *mut *mut raftlet_storage,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage, storage_out);
+        // SAFETY: a non-null handle from raftlet_storage_open.
+        match unsafe { &(*storage).inner } {
+            AnyStorage::Disk(d) => {
+                new_handle(AnyStorage::Disk(d.store().group(group)), storage_out)
+            }
+            AnyStorage::Memory(_) => fail(
+                RAFTLET_ERR_INVALID_ARG,
+                "raftlet_storage_open_group needs a storage from raftlet_storage_open",
+            ),
+        }
+    })
+}
+
+/// Persists the Readies of many groups with ONE sync (group commit):
+/// `readies[i]` (from the node over `storages[i]`) is written to
+/// `storages[i]` as raftlet_storage_append_ready would, all in one record,
+/// synced once if any of them must be. Every storage must be a group of
+/// the same durable store (raftlet_storage_open / _open_group). Nothing is
+/// written if any Ready does not fit its group's log, or breaks the
+/// ready-order rules of raftlet_storage_append_ready (each against what its
+/// storage persisted last, or an earlier element of the same call).
+/// `count` 0 is a no-op.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_ARG (a
+/// memory storage, or groups of different stores), RAFTLET_ERR_READY_STALE,
+/// or a storage code.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_append_readies(
+    storages: *const *const raftlet_storage,
+    readies: *const *const raftlet_ready,
+    count: usize,
+) -> raftlet_result {
+    ffi_boundary!({
+        if count == 0 {
+            return RAFTLET_OK;
+        }
+        check_null!(storages, readies);
+        // SAFETY: the caller provides `count` pointers in each array.
+        let (ss, rs) = unsafe {
+            (
+                std::slice::from_raw_parts(storages, count),
+                std::slice::from_raw_parts(readies, count),
+            )
+        };
+        let mut store: Option<DiskStore> = None;
+        let mut pairs: Vec<(&raftlet_storage, &raftlet_disk::DiskGroup, &raftlet_ready)> =
+            Vec::with_capacity(count);
+        for (i, (&s, &r)) in ss.iter().zip(rs).enumerate() {
+            if s.is_null() || r.is_null() {
+                return fail(RAFTLET_ERR_NULL_ARG, format!("element {i} is NULL"));
+            }
+            // SAFETY: non-null handles from their constructors.
+            let (s, r) = unsafe { (&*s, &*r) };
+            let AnyStorage::Disk(d) = &s.inner else {
+                return fail(
+                    RAFTLET_ERR_INVALID_ARG,
+                    format!("storage {i} is a memory storage"),
+                );
+            };
+            match &store {
+                None => store = Some(d.store().clone()),
+                Some(st) if !st.same_store(d.store()) => {
+                    return fail(
+                        RAFTLET_ERR_INVALID_ARG,
+                        format!("storage {i} belongs to another store"),
+                    )
+                }
+                Some(_) => {}
+            }
+            pairs.push((s, d, r));
+        }
+        // The order checks of raftlet_storage_append_ready, for each
+        // element against what its storage persisted last (or the earlier
+        // element of this call on the same storage), with every storage's
+        // lock held across the write. The locks are taken once per storage,
+        // in address order, so that concurrent calls cannot deadlock.
+        let mut distinct: Vec<*const raftlet_storage> = pairs
+            .iter()
+            .map(|(s, _, _)| std::ptr::from_ref(*s))
+            .collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let mut guards: Vec<_> = distinct
+            .iter()
+            // SAFETY: the pointers come from the live handles above.
+            .map(|&p| unsafe { &*p }.appended.lock())
+            .collect();
+        let mut last: Vec<(u64, u64)> = guards.iter().map(|g| **g).collect();
+        let mut batch = WriteBatch::new();
+        for (i, (s, d, r)) in pairs.iter().enumerate() {
+            // Always found: `distinct` holds every storage of the call.
+            let (Ok(k) | Err(k)) = distinct.binary_search(&std::ptr::from_ref(*s));
+            match check_ready_order(r, last[k]) {
+                Ok(this) => last[k] = this,
+                Err((code, why)) => return fail(code, format!("element {i}: {why}")),
+            }
+            if let Err(e) = batch.add_ready(d.id(), &r.rd) {
+                return disk_failure(e);
+            }
+        }
+        match store.map(|s| s.write(&batch)) {
+            Some(Err(e)) => disk_failure(e),
+            _ => {
+                for (g, l) in guards.iter_mut().zip(last) {
+                    **g = l;
+                }
+                RAFTLET_OK
+            }
+        }
+    })
+}

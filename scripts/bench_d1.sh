@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# D1 (issue 15): synced log writes per second, raftlet-disk side by side with
+# raft-engine, redb, fjall (bench/d1, Rust) and etcd's WAL (bench/d1/go), on
+# the same disk in the same run. Rows: 1 and 1,000 groups, batches of 1, 64
+# and 1,024 entries of 128 B. raftlet-disk, raft-engine, redb and fjall
+# commit all groups of a round with one sync; etcd's WAL is one WAL per
+# group, synced per group, as an etcd-style host runs it.
+# BENCH_D1_ROUNDS rounds (default 3) alternate the order of the
+# implementations; each run stops after BENCH_D1_SECONDS (default 5).
+# raw-fsync is the disk's ceiling: the same bytes appended to one file and
+# fdatasync'ed, with no format at all.
+# Writes build/bench/d1.jsonl and docs/bench-d1.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+ROUNDS=${BENCH_D1_ROUNDS:-3}
+SECS=${BENCH_D1_SECONDS:-5}
+OUT=build/bench
+RESULTS=$OUT/d1.jsonl
+DATA=${BENCH_D1_DIR:-$ROOT/build/bench/d1-data}
+CARGO=${CARGO:-cargo}
+mkdir -p "$OUT" "$DATA"
+: > "$RESULTS"
+log() { echo "bench-d1: $*" >&2; }
+
+log "building (release)"
+"$CARGO" build --release --quiet --manifest-path bench/d1/Cargo.toml --target-dir "$ROOT/target/bench-d1"
+RB=$ROOT/target/bench-d1/release/raftlet-bench-d1
+(cd bench/d1/go && go build -o "$ROOT/$OUT/d1wal" .)
+GW=$ROOT/$OUT/d1wal
+
+run() {
+  local d=$DATA/run
+  rm -rf "$d"
+  local line
+  if ! line=$("$@" 2>"$OUT/d1-last.err"); then
+    log "FAILED: $*"; cat "$OUT/d1-last.err" >&2; rm -rf "$d"; return 1
+  fi
+  rm -rf "$d"
+  echo "$line" | grep '^{' | sed "s/^{/{\"round\":$r,/" >> "$RESULTS"
+}
+
+for ((r=1; r<=ROUNDS; r++)); do
+  log "round $r of $ROUNDS"
+  for g in 1 1000; do
+    # etcd preallocates a 64 MiB segment per WAL: 8 MiB for 1,000 WALs (it
+    # changes what is preallocated, not the sync per Save).
+    seg=$((64 << 20)); [ "$g" = 1000 ] && seg=$((8 << 20))
+    for b in 1 64 1024; do
+      cmds=("$RB raftlet-disk groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
+            "$RB raft-engine groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
+            "$RB redb groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
+            "$RB fjall groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
+            "$RB raw-fsync groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
+            "$GW -groups $g -batch $b -segment $seg -max-seconds $SECS -dir $DATA/run")
+      if (( r % 2 == 0 )); then
+        rev=(); for ((i=${#cmds[@]}-1; i>=0; i--)); do rev+=("${cmds[i]}"); done; cmds=("${rev[@]}")
+      fi
+      for c in "${cmds[@]}"; do
+        # shellcheck disable=SC2086
+        run $c
+      done
+    done
+  done
+done
+python3 scripts/bench_d1_report.py "$RESULTS" --rounds "$ROUNDS" --seconds "$SECS" > docs/bench-d1.md
+log "done: docs/bench-d1.md, $RESULTS"
