@@ -54,7 +54,11 @@ pub struct Ready {
     pub read_states: Vec<ReadState>,
     /// Entries to append to stable storage.
     pub entries: Vec<Entry>,
-    /// A snapshot to apply to stable storage (and the state machine).
+    /// A snapshot to apply to stable storage and to the state machine, as
+    /// part of this Ready's write: once the host reports the write durable
+    /// (advance, advance_append, on_persist_ready), the node counts the
+    /// snapshot applied ([`RawNode::read_local`], `BasicStatus::applied`),
+    /// even on a host that applies committed entries asynchronously.
     pub snapshot: Option<Snapshot>,
     /// Entries to apply to the state machine, in order. Conf-change entries
     /// must be passed to [`RawNode::apply_conf_change`].
@@ -454,7 +458,9 @@ impl<S: Storage> RawNode<S> {
     /// more). For a read that reflects every write acknowledged before it
     /// began, use [`RawNode::read_index`] (on a learner too: the request is
     /// forwarded to the leader) and serve it once applied up to the index
-    /// in the [`ReadState`].
+    /// in the [`ReadState`]. `applied` covers a snapshot from the moment
+    /// its Ready is reported durable: a host must have applied the snapshot
+    /// to its state machine by then (see [`Ready::snapshot`]).
     pub fn read_local(&self) -> LocalRead {
         LocalRead {
             applied: self.raft.raft_log.applied,
