@@ -1863,10 +1863,38 @@ impl Sim {
         self.probe_laggards().is_some_and(|l| l.is_empty())
     }
 
+    /// Whether running member `id` is stranded: without pre-vote and
+    /// check-quorum (etcd's defaults), a node whose term is above the
+    /// leader's ignores the leader's messages (etcd raft drops messages of
+    /// a lower term then, and answers them only under pre-vote or
+    /// check-quorum), and if its own, stale configuration names no other
+    /// running node, its vote requests reach nobody either: nothing in the
+    /// protocol ever brings it back. Raft does not promise it liveness, so
+    /// the apply-everywhere bound leaves it out (etcd and raft-rs behave
+    /// the same; raftlet's defaults turn both options on).
+    fn stranded(&self, id: u64, leader_term: u64) -> bool {
+        if self.p.pre_vote || self.p.check_quorum {
+            return false;
+        }
+        let Some(rn) = self.nodes.get(&id).and_then(|n| n.rn.as_ref()) else {
+            return false;
+        };
+        let st = rn.status();
+        st.basic.hard_state.term > leader_term
+            && st
+                .config
+                .voters
+                .ids()
+                .into_iter()
+                .all(|v| v == id || self.nodes.get(&v).is_none_or(|n| n.state != NodeState::Up))
+    }
+
     /// The running members of the leader's configuration that have not
-    /// applied a liveness probe (`None` without a leader).
+    /// applied a liveness probe (`None` without a leader), but for stranded
+    /// ones (see [`Sim::stranded`]).
     fn probe_laggards(&self) -> Option<Vec<u64>> {
         let l = self.leader()?;
+        let leader_term = self.nodes[&l].rn.as_ref()?.basic_status().hard_state.term;
         let cfg = self.nodes[&l].rn.as_ref()?.status().config;
         let members: BTreeSet<u64> = cfg
             .voters
@@ -1881,6 +1909,7 @@ impl Sim {
                 .filter(|id| {
                     self.nodes.get(id).is_some_and(|n| n.state == NodeState::Up)
                         && !self.probe_applied.contains(id)
+                        && !self.stranded(*id, leader_term)
                 })
                 .collect(),
         )
