@@ -231,3 +231,84 @@ impl Storage for AnyStorage {
         }
     }
 }
+
+/// What a Ready, and the earlier ones it covers, asked the host to write:
+/// acknowledging it makes the node take exactly that as durable and read it
+/// back from its storage later. The bindings keep one per node and check it
+/// before they let a host acknowledge a Ready ([`ReadyWrites::check`]), so a
+/// host that advances before persisting gets an error instead of a node
+/// that later finds its log missing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadyWrites {
+    /// The last entry handed out for writing, as (index, term, the node's
+    /// term when it was handed out): the last entry of the node's log then,
+    /// which is what the core takes as stable.
+    entry: Option<(u64, u64, u64)>,
+    /// The highest snapshot index handed out (0 for none).
+    snapshot: u64,
+}
+
+/// A write a Ready asked for that its storage does not hold (see
+/// [`ReadyWrites::check`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MissingWrite {
+    /// The snapshot at `index` is missing; the storage holds `held`.
+    Snapshot {
+        /// The snapshot index handed out.
+        index: u64,
+        /// The snapshot index the storage holds.
+        held: u64,
+    },
+    /// The entry at `index` of `term` is missing.
+    Entry {
+        /// Its index.
+        index: u64,
+        /// Its term.
+        term: u64,
+    },
+}
+
+impl ReadyWrites {
+    /// Takes in what `rd`, handed out while the node was in `term`, asks to
+    /// write.
+    pub fn record(&mut self, rd: &Ready, term: u64) {
+        if let Some(e) = rd.entries.last() {
+            self.entry = Some((e.index, e.term, term));
+        }
+        if let Some(s) = &rd.snapshot {
+            self.snapshot = self.snapshot.max(s.metadata.index);
+        }
+    }
+
+    /// Whether `store` holds what was asked, as far as the core relies on
+    /// it: the snapshot, and the last entry unless the node's term (now
+    /// `term`) changed since it was handed out (the core then no longer
+    /// takes it as stable, and a newer leader's entries may have replaced
+    /// it). An entry compacted away after it was applied was there.
+    ///
+    /// # Errors
+    /// The first write found missing.
+    pub fn check(&self, store: &AnyStorage, term: u64) -> std::result::Result<(), MissingWrite> {
+        let held = store.snapshot_index();
+        if self.snapshot > held {
+            return Err(MissingWrite::Snapshot {
+                index: self.snapshot,
+                held,
+            });
+        }
+        let Some((index, entry_term, handed_out_in)) = self.entry else {
+            return Ok(());
+        };
+        if handed_out_in != term {
+            return Ok(());
+        }
+        match store.term(index) {
+            Ok(t) if t == entry_term => Ok(()),
+            Err(Error::Store(raftlet::StorageError::Compacted)) => Ok(()),
+            _ => Err(MissingWrite::Entry {
+                index,
+                term: entry_term,
+            }),
+        }
+    }
+}

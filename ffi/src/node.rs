@@ -10,6 +10,7 @@ use raftlet_core::pb::{ConfChange, ConfChangeI, ConfChangeV2, ConfState, Decode,
 use raftlet_core::{RawNode, SnapshotStatus, StateRole};
 
 use crate::any_storage::AnyStorage;
+use raftlet_disk::{MissingWrite, ReadyWrites};
 
 use crate::config::raftlet_config;
 use crate::ready::raftlet_ready;
@@ -35,62 +36,20 @@ struct NodeState {
     /// what raftlet_node_advance of the latest one reports applied.
     applying: u64,
     /// What the readies taken so far asked to write.
-    written: Written,
+    written: ReadyWrites,
 }
 
-/// What a ready, and the earlier ones it covers, asked the host to write:
-/// acknowledging it makes the node take exactly that as durable, and read
-/// it back from its storage later.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Written {
-    /// The last entry handed out for writing, as (index, term, the node's
-    /// term when it was handed out). It is the last entry of the node's log
-    /// at that time, which is what the core takes as stable.
-    entry: Option<(u64, u64, u64)>,
-    /// The highest snapshot index handed out (0 for none).
-    snapshot: u64,
-}
-
-impl Written {
-    /// Takes in what the ready `rd` asks to write.
-    fn record(&mut self, rd: &raftlet_core::Ready, term: u64) {
-        if let Some(e) = rd.entries.last() {
-            self.entry = Some((e.index, e.term, term));
+/// Why acknowledging a ready now would lie to the node: what it asked
+/// to write is not in the node's storage.
+fn missing_write(m: MissingWrite) -> String {
+    match m {
+        MissingWrite::Snapshot { index, held } => {
+            format!("the snapshot at index {index} is not in the node's storage (it holds {held})")
         }
-        if let Some(s) = &rd.snapshot {
-            self.snapshot = self.snapshot.max(s.metadata.index);
-        }
-    }
-
-    /// Whether the node's storage holds what was asked, as far as the core
-    /// relies on it: the snapshot, and the last entry unless the term
-    /// changed since it was handed out (the core then no longer takes it
-    /// as stable, and a newer leader's entries may have replaced it).
-    fn check(&self, rn: &RawNode<AnyStorage>) -> Result<(), String> {
-        use raftlet_core::{Storage as _, StorageError};
-        let store = rn.store();
-        let snap = store.snapshot_index();
-        if self.snapshot > snap {
-            return Err(format!(
-                "the snapshot at index {} is not in the node's storage (it holds {snap})",
-                self.snapshot
-            ));
-        }
-        let Some((index, term, handed_out_in)) = self.entry else {
-            return Ok(());
-        };
-        if handed_out_in != rn.basic_status().hard_state.term {
-            return Ok(());
-        }
-        match store.term(index) {
-            Ok(t) if t == term => Ok(()),
-            // Compacted after it was applied: it was there.
-            Err(raftlet_core::Error::Store(StorageError::Compacted)) => Ok(()),
-            _ => Err(format!(
-                "entry {index} (term {term}) is not in the node's storage: persist the \
-                 ready (raftlet_storage_append_ready) before advancing it"
-            )),
-        }
+        MissingWrite::Entry { index, term } => format!(
+            "entry {index} (term {term}) is not in the node's storage: persist the \
+             ready (raftlet_storage_append_ready) before advancing it"
+        ),
     }
 }
 
@@ -181,7 +140,7 @@ pub unsafe extern "C" fn raftlet_node_new(
                     inner: Mutex::new(NodeState {
                         rn,
                         applying: 0,
-                        written: Written::default(),
+                        written: ReadyWrites::default(),
                     }),
                     track: Arc::new(NodeTrack {
                         generation: next_generation(),
@@ -557,8 +516,9 @@ fn advance_ready(
                 ),
             );
         }
-        if let Err(why) = r.written.check(&st.rn) {
-            return fail(RAFTLET_ERR_READY_NOT_PERSISTED, why);
+        let term = st.rn.basic_status().hard_state.term;
+        if let Err(m) = r.written.check(st.rn.store(), term) {
+            return fail(RAFTLET_ERR_READY_NOT_PERSISTED, missing_write(m));
         }
         if !r.mark_stale() {
             return fail(

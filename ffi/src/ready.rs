@@ -6,9 +6,10 @@ use std::sync::{Arc, OnceLock};
 use raftlet_core::pb::{Encode, Entry, Message};
 use raftlet_core::Ready;
 
-use crate::node::{NodeTrack, Written};
+use crate::node::NodeTrack;
 use crate::raftlet_bytes;
 use crate::result::{fail, raftlet_result, raftlet_result::*};
+use raftlet_disk::ReadyWrites;
 
 /// A message of a Ready: recipient, type and its raftpb encoding.
 #[repr(C)]
@@ -102,7 +103,7 @@ pub struct raftlet_ready {
     /// index handed out by it and the readies before it.
     pub(crate) applying: u64,
     /// What acknowledging it makes the node take as durable.
-    pub(crate) written: Written,
+    pub(crate) written: ReadyWrites,
     /// Set once, by the one call that advances this ready.
     stale: AtomicBool,
     /// Encodings of `messages` then `persisted_messages`, back to back.
@@ -127,7 +128,7 @@ impl raftlet_ready {
         rd: Ready,
         track: Arc<NodeTrack>,
         applying: u64,
-        written: Written,
+        written: ReadyWrites,
     ) -> raftlet_ready {
         let total: usize = rd
             .messages

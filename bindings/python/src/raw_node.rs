@@ -21,7 +21,7 @@ use pyo3::sync::MutexExt;
 use pyo3::types::PyList;
 use raftlet::pb::{ConfChangeI, Message};
 use raftlet::{RawNode, Ready, SnapshotStatus};
-use raftlet_disk::AnyStorage;
+use raftlet_disk::{AnyStorage, MissingWrite, ReadyWrites};
 
 use crate::config::PyConfig;
 use crate::convert::{state_role, type_name, BytesArg, Ids, U64};
@@ -91,64 +91,23 @@ struct NodeState {
     /// The last committed index handed out by the Readies taken so far.
     applying: u64,
     /// What the Readies taken so far asked to write.
-    written: Written,
+    written: ReadyWrites,
     /// The number of the last Ready advanced (0 before the first): it and
     /// every earlier one are acknowledged.
     advanced: u64,
 }
 
-/// What a Ready, and the earlier ones it covers, asked the host to write:
-/// advancing it makes the node take that as durable and read it back
-/// from its storage later.
-#[derive(Debug, Clone, Copy, Default)]
-struct Written {
-    /// The last entry handed out for writing, as (index, term, the node's
-    /// term when it was handed out): the last entry of the log then, which
-    /// the core takes as stable.
-    entry: Option<(u64, u64, u64)>,
-    /// The highest snapshot index handed out (0 for none).
-    snapshot: u64,
-}
-
-impl Written {
-    /// Takes in what `rd` asks to write.
-    fn record(&mut self, rd: &Ready, term: u64) {
-        if let Some(e) = rd.entries.last() {
-            self.entry = Some((e.index, e.term, term));
-        }
-        if let Some(s) = &rd.snapshot {
-            self.snapshot = self.snapshot.max(s.metadata.index);
-        }
-    }
-
-    /// Whether the node's storage holds what was asked, as far as the core
-    /// relies on it: the snapshot, and the last entry unless the term
-    /// changed since it was handed out (the core then no longer takes it
-    /// as stable, and a newer leader's entries may have replaced it).
-    fn check(&self, rn: &RawNode<AnyStorage>) -> Result<(), String> {
-        let store = rn.store();
-        let snap = store.snapshot_index();
-        if self.snapshot > snap {
-            return Err(format!(
-                "raftlet: the snapshot at index {} is not in the storage (it holds {snap})",
-                self.snapshot
-            ));
-        }
-        let Some((index, term, handed_out_in)) = self.entry else {
-            return Ok(());
-        };
-        if handed_out_in != rn.basic_status().hard_state.term {
-            return Ok(());
-        }
-        match raftlet::Storage::term(store, index) {
-            Ok(t) if t == term => Ok(()),
-            // Compacted after it was applied: it was there.
-            Err(raftlet::Error::Store(raftlet::StorageError::Compacted)) => Ok(()),
-            _ => Err(format!(
-                "raftlet: entry {index} (term {term}) is not in the storage: persist the \
-                 Ready before advancing it"
-            )),
-        }
+/// Why advancing a Ready now would lie to the node: what it asked to
+/// write is not in the storage.
+fn missing_write(m: MissingWrite) -> String {
+    match m {
+        MissingWrite::Snapshot { index, held } => format!(
+            "raftlet: the snapshot at index {index} is not in the storage (it holds {held})"
+        ),
+        MissingWrite::Entry { index, term } => format!(
+            "raftlet: entry {index} (term {term}) is not in the storage: persist the \
+             Ready before advancing it"
+        ),
     }
 }
 
@@ -254,9 +213,10 @@ impl PyRawNode {
                     st.advanced
                 )));
             }
+            let term = st.rn.basic_status().hard_state.term;
             rd.written
-                .check(&st.rn)
-                .map_err(|why| ready_not_persisted(&why))?;
+                .check(st.rn.store(), term)
+                .map_err(|m| ready_not_persisted(&missing_write(m)))?;
             if rd.used.swap(true, Ordering::AcqRel) {
                 return Err(ready_stale(&format!(
                     "raftlet: Ready {number} was already advanced"
@@ -298,7 +258,7 @@ impl PyRawNode {
             node: Mutex::new(Some(NodeState {
                 rn,
                 applying: 0,
-                written: Written::default(),
+                written: ReadyWrites::default(),
                 advanced: 0,
             })),
             storage: storage.unbind(),
@@ -654,7 +614,7 @@ pub struct PyReady {
     /// What advancing it reports applied.
     applying: u64,
     /// What advancing it makes the node take as durable.
-    written: Written,
+    written: ReadyWrites,
     used: AtomicBool,
     soft_state: Option<Py<PySoftState>>,
     hard_state: Option<Py<PyHardState>>,
@@ -674,7 +634,7 @@ impl PyReady {
         serial: u64,
         rd: Ready,
         applying: u64,
-        written: Written,
+        written: ReadyWrites,
     ) -> PyResult<PyReady> {
         let number = rd.number();
         Ok(PyReady {
