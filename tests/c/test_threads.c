@@ -21,11 +21,13 @@
  * -fsanitize=thread (see the Makefile for what TSan can and cannot see).
  * Prints "N passed, N failed"; exits non-zero on any failure.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "raftlet.h"
 
@@ -57,6 +59,7 @@ static atomic_int g_failed;
 #define MAX_MSGS 16384
 #define PROPOSALS 400
 #define DRIVER_MAX_ROUNDS 200000
+#define DRIVER_MAX_SECONDS 300.0
 
 typedef struct {
     raftlet_node *node;
@@ -171,11 +174,26 @@ static void settle(void) {
     }
 }
 
+/* Seconds since an arbitrary start (a monotonic clock). */
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The driver runs until the client is done and the cluster is quiet. How
+ * many rounds the client's proposals take depends on how the scheduler
+ * shares the cores between the two threads, so the round count is bounded
+ * only once the client is done (the cluster must then settle within
+ * DRIVER_MAX_ROUNDS); before that a generous wall-clock bound stops a hung
+ * run. */
 static void *driver(void *arg) {
     (void)arg;
     long rounds = 0;
+    long rounds_after_done = 0;
     int idle_after_done = 0;
-    for (; rounds < DRIVER_MAX_ROUNDS; rounds++) {
+    double deadline = now_seconds() + DRIVER_MAX_SECONDS;
+    for (;; rounds++) {
         int work = round_once();
         if (rounds % 16 == 0) {
             for (uint64_t id = 1; id <= NODES; id++) {
@@ -184,12 +202,15 @@ static void *driver(void *arg) {
         }
         if (atomic_load(&client_done)) {
             idle_after_done = work ? 0 : idle_after_done + 1;
-            if (idle_after_done > 3) {
+            if (idle_after_done > 3 || ++rounds_after_done >= DRIVER_MAX_ROUNDS) {
                 break;
             }
+        } else if (rounds % 1024 == 0 && now_seconds() > deadline) {
+            break;
         }
     }
-    CHECK(rounds < DRIVER_MAX_ROUNDS);
+    CHECK(atomic_load(&client_done));
+    CHECK(rounds_after_done < DRIVER_MAX_ROUNDS);
     return NULL;
 }
 
