@@ -331,6 +331,24 @@ func (n *node) handleReady() bool {
 func (n *node) sendLocked(ms []raftpb.Message, enc [][]byte) {
 	for i, m := range ms {
 		snap := m.Type == raftpb.MsgSnap
+		if snap && !inConf(m.Snapshot.Metadata.ConfState, m.To) {
+			// The snapshot held predates the member (added since): a
+			// node refuses a snapshot whose configuration lacks it. Send
+			// one of the state as applied now instead, as etcd's server
+			// does (the leader applied the change that added m.To).
+			fresh, err := n.snapshotLocked()
+			if err != nil {
+				log.Printf("snapshot for %d: %v", m.To, err)
+				n.rn.ReportSnapshot(m.To, raftlet.SnapshotFailure)
+				continue
+			}
+			m.Snapshot = &fresh
+			b, err := m.Marshal()
+			if err != nil {
+				log.Fatalf("encode snapshot message: %v", err)
+			}
+			enc[i] = b
+		}
 		if !n.tr.send(m.To, enc[i], snap) {
 			n.rn.ReportUnreachable(m.To)
 			if snap {
@@ -503,17 +521,32 @@ func (n *node) maybeSnapshotLocked() {
 	if n.cfg.snapshotEntries == 0 || n.applied < n.snapIndex+n.cfg.snapshotEntries {
 		return
 	}
+	if _, err := n.snapshotLocked(); err != nil {
+		log.Printf("snapshot at %d: %v", n.applied, err)
+	}
+}
+
+// snapshotLocked snapshots the state machine at the applied index (or
+// returns the snapshot held when it is there already) and compacts the
+// log behind it.
+func (n *node) snapshotLocked() (raftpb.Snapshot, error) {
+	if n.applied == n.snapIndex {
+		s, err := n.storage.Snapshot()
+		if err == nil && s.Metadata.Index == n.applied {
+			return s, nil
+		}
+	}
 	data, err := n.kv.marshal()
 	if err != nil {
 		log.Fatalf("snapshot: %v", err)
 	}
 	cs := n.cs
-	if _, err := n.storage.CreateSnapshot(n.applied, &cs, data); err != nil {
-		log.Printf("snapshot at %d: %v", n.applied, err)
-		return
+	snap, err := n.storage.CreateSnapshot(n.applied, &cs, data)
+	if err != nil {
+		return raftpb.Snapshot{}, err
 	}
 	n.snapIndex = n.applied
-	keep := min(n.cfg.snapshotEntries, 1000)
+	keep := min(max(n.cfg.snapshotEntries, 1), 1000)
 	compacted := uint64(0)
 	if n.applied > keep {
 		first, _ := n.storage.FirstIndex()
@@ -526,6 +559,12 @@ func (n *node) maybeSnapshotLocked() {
 		}
 	}
 	log.Printf("snapshot at %d (%d keys, %d bytes); log compacted to %d", n.applied, len(n.kv.data), len(data), compacted)
+	return snap, nil
+}
+
+// inConf reports whether id is a member of cs.
+func inConf(cs raftpb.ConfState, id uint64) bool {
+	return contains(cs.Voters, id) || contains(cs.Learners, id) || contains(cs.VotersOutgoing, id) || contains(cs.LearnersNext, id)
 }
 
 // propose replicates a command and waits until it is applied here.
