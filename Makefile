@@ -155,7 +155,12 @@ examples: ## run every example once (each exits non-zero on failure)
 	$(CARGO) run -q -p raftlet --example demo > /dev/null
 
 .PHONY: demo
-demo: ## a 3-node cluster: election, replication, leader isolation, re-election
+demo: lib ## a real 3-process cluster (examples/kv on loopback): SIGKILL of the leader, restart, a 4th node joins as a learner and is promoted
+	@mkdir -p build
+	cd examples/kv && go build -tags raftlet_intree -o ../../build/kv . && go run -tags raftlet_intree ./demo -kv ../../build/kv
+
+.PHONY: demo-inprocess
+demo-inprocess: ## a 3-node cluster in one process: election, replication, leader isolation, re-election
 	$(CARGO) run -q -p raftlet --example demo
 
 .PHONY: install

@@ -778,9 +778,14 @@ type status struct {
 func (n *node) status() status {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	st := n.rn.BasicStatus()
+	var st raftlet.BasicStatus
+	state := "stopping"
+	if !n.stopping {
+		st = n.rn.BasicStatus()
+		state = roleName(st.RaftState)
+	}
 	return status{
-		ID: n.cfg.id, Term: st.Term, Lead: st.Lead, State: roleName(st.RaftState),
+		ID: n.cfg.id, Term: st.Term, Lead: st.Lead, State: state,
 		Commit: st.Commit, Applied: n.applied,
 		Voters: sortedIDs(n.cs.Voters), Learners: sortedIDs(n.cs.Learners),
 		Snapshot: n.snapIndex, Keys: len(n.kv.data), Removed: n.removed,
