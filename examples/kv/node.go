@@ -574,7 +574,7 @@ func (n *node) propose(c command, timeout time.Duration) (result, error) {
 		n.mu.Unlock()
 		return result{}, definite("node stopping")
 	}
-	if n.lead == 0 {
+	if !n.waitLeaderLocked(timeout / 2) {
 		n.mu.Unlock()
 		return result{}, definite("no leader")
 	}
@@ -615,6 +615,19 @@ func (n *node) propose(c command, timeout time.Duration) (result, error) {
 	return result{}, indefinite("timeout after %v; the write was proposed and may be applied", timeout)
 }
 
+// waitLeaderLocked waits (the lock released meanwhile) up to max for a
+// leader to be known, as after a restart or during an election; false if
+// none is, or the node is stopping.
+func (n *node) waitLeaderLocked(max time.Duration) bool {
+	deadline := time.Now().Add(max)
+	for n.lead == 0 && !n.stopping && time.Now().Before(deadline) {
+		n.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		n.mu.Lock()
+	}
+	return n.lead != 0 && !n.stopping
+}
+
 // read is a linearizable read: ReadIndex through the leader, then served
 // once this node applied up to the read index.
 func (n *node) read(key string, timeout time.Duration) (readResult, error) {
@@ -623,7 +636,7 @@ func (n *node) read(key string, timeout time.Duration) (readResult, error) {
 		n.mu.Unlock()
 		return readResult{}, definite("node stopping")
 	}
-	if n.lead == 0 {
+	if !n.waitLeaderLocked(timeout / 2) {
 		n.mu.Unlock()
 		return readResult{}, definite("no leader")
 	}
@@ -795,6 +808,7 @@ func (n *node) status() status {
 // close stops the node: pending requests fail, the loops end, the
 // transport and the storage are closed.
 func (n *node) close() {
+	n.handOff(3 * time.Second)
 	n.mu.Lock()
 	if n.stopping {
 		n.mu.Unlock()
@@ -810,6 +824,48 @@ func (n *node) close() {
 	n.mu.Unlock()
 	n.storage.Close()
 	log.Printf("stopped")
+}
+
+// handOff, on the leader, transfers leadership to the most caught-up
+// voter and waits (up to max) for it to take over, so that stopping the
+// leader costs the cluster no election timeout (a rolling restart).
+func (n *node) handOff(max time.Duration) {
+	n.mu.Lock()
+	if n.stopping || n.role != raftlet.StateLeader {
+		n.mu.Unlock()
+		return
+	}
+	st := n.rn.Status()
+	var target, best uint64
+	for _, id := range st.Config.Voters {
+		if pr, ok := st.Progress[id]; ok && id != n.cfg.id && pr.RecentActive && (target == 0 || pr.Match > best) {
+			target, best = id, pr.Match
+		}
+	}
+	if target == 0 {
+		n.mu.Unlock()
+		return
+	}
+	err := n.rn.TransferLeader(target)
+	n.mu.Unlock()
+	if err != nil {
+		log.Printf("stopping: leader transfer to %d refused: %v", target, err)
+		return
+	}
+	log.Printf("stopping: transferring leadership to %d", target)
+	n.wake()
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) {
+		n.mu.Lock()
+		lead := n.lead
+		n.mu.Unlock()
+		if lead != n.cfg.id && lead != 0 {
+			log.Printf("stopping: %d leads now", lead)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	log.Printf("stopping: leadership not transferred within %v", max)
 }
 
 func parseID(s string) (uint64, error) {

@@ -59,15 +59,24 @@ func FreePorts(n int) ([]int, error) {
 
 // Node is one kv process.
 type Node struct {
-	ID      uint64
-	Raft    string // host:port of its raft listener
-	HTTP    string // host:port of its HTTP API
-	Dir     string
-	Log     string // its stderr, appended across restarts
-	Join    bool
+	ID   uint64
+	Raft string // host:port of its raft listener
+	HTTP string // host:port of its HTTP API
+	Dir  string
+	Log  string // its stderr, appended across restarts
+	Join bool
+
+	mu      sync.Mutex // guards cmd and exited (Running is called from any goroutine)
 	cmd     *exec.Cmd
 	exited  chan struct{}
-	exitErr error
+	exitErr error // set before exited is closed
+}
+
+// proc returns the node's process and its exit channel (nil if never started).
+func (n *Node) proc() (*exec.Cmd, chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.cmd, n.exited
 }
 
 // Cluster is a set of kv processes.
@@ -168,23 +177,29 @@ func (c *Cluster) Start(id uint64) error {
 		logf.Close()
 		return err
 	}
-	n.cmd = cmd
-	n.exited = make(chan struct{})
+	exited := make(chan struct{})
+	n.mu.Lock()
+	n.cmd, n.exited = cmd, exited
+	n.mu.Unlock()
 	go func() {
-		n.exitErr = cmd.Wait()
+		err := cmd.Wait()
 		logf.Close()
-		close(n.exited)
+		n.mu.Lock()
+		n.exitErr = err
+		n.mu.Unlock()
+		close(exited)
 	}()
 	return nil
 }
 
 // Running reports whether the node's process runs.
 func (n *Node) Running() bool {
-	if n.cmd == nil {
+	cmd, exited := n.proc()
+	if cmd == nil {
 		return false
 	}
 	select {
-	case <-n.exited:
+	case <-exited:
 		return false
 	default:
 		return true
@@ -197,8 +212,9 @@ func (c *Cluster) Kill(id uint64) error {
 	if n == nil || !n.Running() {
 		return fmt.Errorf("node %d is not running", id)
 	}
-	_ = n.cmd.Process.Signal(syscall.SIGKILL)
-	<-n.exited
+	cmd, exited := n.proc()
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
 	return nil
 }
 
@@ -209,13 +225,16 @@ func (c *Cluster) Terminate(id uint64, timeout time.Duration) error {
 	if n == nil || !n.Running() {
 		return fmt.Errorf("node %d is not running", id)
 	}
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	cmd, exited := n.proc()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-n.exited:
+	case <-exited:
+		n.mu.Lock()
+		defer n.mu.Unlock()
 		return n.exitErr
 	case <-time.After(timeout):
-		_ = n.cmd.Process.Signal(syscall.SIGKILL)
-		<-n.exited
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-exited
 		return fmt.Errorf("node %d did not exit within %v of SIGTERM", id, timeout)
 	}
 }
@@ -225,8 +244,9 @@ func (c *Cluster) Stop() {
 	for _, id := range c.IDs() {
 		n := c.Node(id)
 		if n.Running() {
-			_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
-			<-n.exited
+			cmd, exited := n.proc()
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
 		}
 	}
 }
