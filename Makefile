@@ -187,9 +187,14 @@ plan-coverage: ## which TEST-PLAN lines the tests name (report only)
 	else echo "plan-coverage: ../shared/tools not present; skipped"; fi
 
 .PHONY: bench
-bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg, then D1 (~20 min; not part of make test)
+bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg, then D1 and K1 (~22 min; not part of make test)
 	./scripts/bench.sh
 	./scripts/bench_d1.sh
+	./scripts/bench_k1.sh
+
+.PHONY: bench-k1
+bench-k1: ## K1 only: the kv service on loopback, 3 nodes, synced storage, 1 and 64 clients (writes/s, p50/p99): writes docs/bench-k1.md (~1.5 min)
+	./scripts/bench_k1.sh
 
 .PHONY: bench-disk
 bench-disk: ## D1 only: raftlet-disk vs etcd's WAL, raft-engine, redb, fjall (synced writes/s): writes docs/bench-d1.md
