@@ -569,6 +569,7 @@ func inConf(cs raftpb.ConfState, id uint64) bool {
 
 // propose replicates a command and waits until it is applied here.
 func (n *node) propose(c command, timeout time.Duration) (result, error) {
+	deadline := time.Now().Add(timeout)
 	n.mu.Lock()
 	if n.stopping {
 		n.mu.Unlock()
@@ -593,7 +594,7 @@ func (n *node) propose(c command, timeout time.Duration) (result, error) {
 	n.writes[c.Seq] = w
 	n.mu.Unlock()
 	n.wake()
-	t := time.NewTimer(timeout)
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case res := <-w.done:
@@ -631,6 +632,7 @@ func (n *node) waitLeaderLocked(max time.Duration) bool {
 // read is a linearizable read: ReadIndex through the leader, then served
 // once this node applied up to the read index.
 func (n *node) read(key string, timeout time.Duration) (readResult, error) {
+	deadline := time.Now().Add(timeout)
 	n.mu.Lock()
 	if n.stopping {
 		n.mu.Unlock()
@@ -652,7 +654,7 @@ func (n *node) read(key string, timeout time.Duration) (readResult, error) {
 	n.reads[ctx] = r
 	n.mu.Unlock()
 	n.wake()
-	t := time.NewTimer(timeout)
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case res := <-r.done:
