@@ -704,13 +704,23 @@ func (n *node) removeMember(id uint64, timeout time.Duration) error {
 	gone := func(cs raftpb.ConfState) bool {
 		return !contains(cs.Learners, id) && !contains(cs.Voters, id) && !contains(cs.VotersOutgoing, id)
 	}
+	n.mu.Lock()
+	member := !gone(n.cs)
+	n.mu.Unlock()
+	if !member {
+		return errNotMember
+	}
 	return n.changeMembers(timeout, func() error {
 		return n.rn.ProposeConfChange(raftpb.ConfChange{Type: raftpb.ConfChangeRemoveNode, NodeID: id})
 	}, gone, func(cs raftpb.ConfState) bool { return false })
 }
 
-// errAlready is a change that is already in effect.
-var errAlready = errors.New("already a member")
+// errAlready is an addition of a member; errNotMember a removal of a
+// node that is not one (as this node's configuration says).
+var (
+	errAlready   = errors.New("already a member")
+	errNotMember = errors.New("not a member")
+)
 
 func (n *node) changeMembers(timeout time.Duration, propose func() error, done func(raftpb.ConfState) bool, already func(raftpb.ConfState) bool) error {
 	n.mu.Lock()
