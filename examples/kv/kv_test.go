@@ -44,13 +44,23 @@ func startCluster(t *testing.T, n int, args ...string) *cluster.Cluster {
 	t.Cleanup(func() {
 		c.Stop()
 		if t.Failed() {
+			// The events of every node's log (leaders, roles, stops,
+			// restarts, snapshots, membership), the last 60 of each.
 			for _, id := range c.IDs() {
 				b, _ := os.ReadFile(c.Node(id).Log)
-				lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-				if len(lines) > 40 {
-					lines = lines[len(lines)-40:]
+				var lines []string
+				for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+					for _, w := range []string{"leader", "became", "stop", "terminated", "restarted", "snapshot", "membership", "lost"} {
+						if strings.Contains(l, w) {
+							lines = append(lines, l)
+							break
+						}
+					}
 				}
-				t.Logf("node %d log (last lines):\n%s", id, strings.Join(lines, "\n"))
+				if len(lines) > 60 {
+					lines = lines[len(lines)-60:]
+				}
+				t.Logf("node %d log (events):\n%s", id, strings.Join(lines, "\n"))
 			}
 		}
 	})

@@ -820,7 +820,8 @@ func (n *node) status() status {
 // close stops the node: pending requests fail, the loops end, the
 // transport and the storage are closed.
 func (n *node) close() {
-	n.handOff(3 * time.Second)
+	// Raft abandons a transfer after an election timeout (10 ticks).
+	n.handOff(10 * n.cfg.tick)
 	n.mu.Lock()
 	if n.stopping {
 		n.mu.Unlock()
@@ -849,12 +850,19 @@ func (n *node) handOff(max time.Duration) {
 	}
 	st := n.rn.Status()
 	var target, best uint64
+	active := 1 // this node votes for the transferee
 	for _, id := range st.Config.Voters {
-		if pr, ok := st.Progress[id]; ok && id != n.cfg.id && pr.RecentActive && (target == 0 || pr.Match > best) {
+		pr, ok := st.Progress[id]
+		if !ok || id == n.cfg.id || !pr.RecentActive {
+			continue
+		}
+		active++
+		if target == 0 || pr.Match > best {
 			target, best = id, pr.Match
 		}
 	}
-	if target == 0 {
+	// Without a quorum of active voters no transferee could be elected.
+	if target == 0 || active < len(st.Config.Voters)/2+1 {
 		n.mu.Unlock()
 		return
 	}
