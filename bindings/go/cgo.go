@@ -361,6 +361,87 @@ static go_bounds_res go_storage_bounds(raftlet_storage *s) {
 	r.res = go_res_of(raftlet_storage_bounds(s, &r.first, &r.last));
 	return r;
 }
+
+// The hot path: each helper below is one crossing that also reports
+// whether the node has a ready afterwards (known is false when that could
+// not be read), so that RawNode.HasReady needs no crossing of its own.
+typedef struct {
+	go_res res;
+	bool has;
+	bool known;
+} go_hr_res;
+
+static void go_hr(raftlet_node *n, go_hr_res *r) {
+	bool h = false;
+	r->known = raftlet_node_has_ready(n, &h) == RAFTLET_OK;
+	r->has = h;
+}
+
+static go_hr_res go_node_propose_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_propose(n, d, len));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_step_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_step(n, d, len));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_tick_hr(raftlet_node *n) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_tick(n));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_read_index_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_read_index(n, d, len));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_step_batch(raftlet_node *n, const raftlet_bytes *msgs, size_t count) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_propose_batch(raftlet_node *n, const raftlet_bytes *ps, size_t count) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_propose_batch(n, ps, count));
+	go_hr(n, &r);
+	return r;
+}
+// Advances and, on success, frees the ready; then reads has_ready.
+static go_hr_res go_node_advance_hr(raftlet_node *n, raftlet_ready *rd) {
+	go_hr_res r;
+	raftlet_result rc = raftlet_node_advance(n, rd);
+	r.res = go_res_of(rc);
+	if (rc == RAFTLET_OK) raftlet_ready_free(rd);
+	go_hr(n, &r);
+	return r;
+}
+// Takes the next ready and its flat view into *flat (Go memory holding
+// no Go pointers), then reads has_ready: a whole Ready in one crossing.
+static go_hr_res go_node_ready_flat(raftlet_node *n, raftlet_ready **rd, raftlet_ready_flat *flat) {
+	go_hr_res r;
+	*rd = NULL;
+	raftlet_result rc = raftlet_node_ready(n, rd);
+	if (rc == RAFTLET_OK) {
+		rc = raftlet_ready_view(*rd, flat);
+		if (rc != RAFTLET_OK) {
+			raftlet_ready_free(*rd);
+			*rd = NULL;
+		}
+	}
+	r.res = go_res_of(rc);
+	go_hr(n, &r);
+	return r;
+}
+static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bitmap) {
+	return go_res_of(raftlet_tick_many(nodes, count, bitmap));
+}
 */
 import "C"
 
@@ -769,4 +850,68 @@ func cNodeLearners(n cNode) ([]LearnerStatus, error) {
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// cReadyFlat takes the next ready of n into h (its C handle and flat
+// view) in one crossing, with has_ready afterwards.
+func cReadyFlat(n cNode, h *readyHandle) (has, known bool, err error) {
+	var rd *C.raftlet_ready
+	r := C.go_node_ready_flat(n, &rd, &h.flat)
+	if err := errorOf(r.res); err != nil {
+		return false, false, err
+	}
+	h.p = rd
+	return bool(r.has), bool(r.known), nil
+}
+
+func hrOf(r C.go_hr_res) (has, known bool, err error) {
+	return bool(r.has), bool(r.known), errorOf(r.res)
+}
+
+func cNodeProposeHR(n cNode, data []byte) (bool, bool, error) {
+	p, l := bytesPtr(data)
+	return hrOf(C.go_node_propose_hr(n, p, l))
+}
+
+func cNodeStepHR(n cNode, msg []byte) (bool, bool, error) {
+	p, l := bytesPtr(msg)
+	return hrOf(C.go_node_step_hr(n, p, l))
+}
+
+func cNodeTickHR(n cNode) (bool, bool, error) { return hrOf(C.go_node_tick_hr(n)) }
+
+func cNodeReadIndexHR(n cNode, ctx []byte) (bool, bool, error) {
+	p, l := bytesPtr(ctx)
+	return hrOf(C.go_node_read_index_hr(n, p, l))
+}
+
+// cNodeAdvanceHR advances and frees the ready (only on success).
+func cNodeAdvanceHR(n cNode, rd cReady) (bool, bool, error) {
+	return hrOf(C.go_node_advance_hr(n, rd))
+}
+
+func cNodeStepBatch(n cNode, b *batch, msgs [][]byte) (bool, bool, error) {
+	b.fill(msgs)
+	p, l := b.ptr()
+	r := C.go_node_step_batch(n, p, l)
+	b.release()
+	return hrOf(r)
+}
+
+func cNodeProposeBatch(n cNode, b *batch, payloads [][]byte) (bool, bool, error) {
+	b.fill(payloads)
+	p, l := b.ptr()
+	r := C.go_node_propose_batch(n, p, l)
+	b.release()
+	return hrOf(r)
+}
+
+// cTickMany ticks the nodes (C handles, in C memory: no Go pointers) and
+// writes the has-ready bitmap.
+func cTickMany(nodes []cNode, bitmap []byte) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	return errorOf(C.go_tick_many((**C.raftlet_node)(unsafe.Pointer(&nodes[0])), C.size_t(len(nodes)),
+		(*C.uint8_t)(unsafe.Pointer(&bitmap[0]))))
 }
