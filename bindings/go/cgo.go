@@ -422,20 +422,58 @@ static go_hr_res go_node_advance_hr(raftlet_node *n, raftlet_ready *rd) {
 	go_hr(n, &r);
 	return r;
 }
-// Takes the next ready and its flat view into *flat (Go memory holding
-// no Go pointers), then reads has_ready: a whole Ready in one crossing.
-static go_hr_res go_node_ready_flat(raftlet_node *n, raftlet_ready **rd, raftlet_ready_flat *flat) {
-	go_hr_res r;
-	*rd = NULL;
-	raftlet_result rc = raftlet_node_ready(n, rd);
+// A ready taken with its flat view (returned by value: no pointer
+// argument for cgo to check) and, when persisted in the same crossing,
+// the outcome of the write.
+typedef struct {
+	go_hr_res hr;
+	raftlet_ready *rd;
+	raftlet_ready_flat flat;
+	go_res persist;
+} go_ready_flat_res;
+
+// Takes the next ready and its flat view, persists it into s when s is
+// not NULL, then reads has_ready: a whole Ready in one crossing. rd is
+// NULL when no ready was taken; a failed write leaves the ready taken.
+static go_ready_flat_res go_node_ready_flat(raftlet_node *n, raftlet_storage *s) {
+	go_ready_flat_res r;
+	memset(&r, 0, sizeof r);
+	raftlet_result rc = raftlet_node_ready(n, &r.rd);
 	if (rc == RAFTLET_OK) {
-		rc = raftlet_ready_view(*rd, flat);
+		rc = raftlet_ready_view(r.rd, &r.flat);
 		if (rc != RAFTLET_OK) {
-			raftlet_ready_free(*rd);
-			*rd = NULL;
+			raftlet_ready_free(r.rd);
+			r.rd = NULL;
 		}
 	}
+	r.hr.res = go_res_of(rc);
+	if (rc == RAFTLET_OK && s != NULL) r.persist = go_res_of(raftlet_storage_append_ready(s, r.rd));
+	go_hr(n, &r.hr);
+	return r;
+}
+// A batch packed in one buffer: item i is the lens[i] bytes after the
+// previous items (Go memory without Go pointers, read for the call).
+static go_hr_res go_node_packed_batch(raftlet_node *n, const uint8_t *buf, const size_t *lens, size_t count,
+		bool propose) {
+	go_hr_res r;
+	raftlet_bytes stack[64];
+	raftlet_bytes *items = count <= 64 ? stack : malloc(count * sizeof *items);
+	if (items == NULL) {
+		r.res.code = RAFTLET_ERR_INVALID_ARG;
+		r.res.msg = strdup("out of memory for the batch");
+		go_hr(n, &r);
+		return r;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < count; i++) {
+		items[i].ptr = lens[i] ? buf + at : NULL;
+		items[i].len = lens[i];
+		at += lens[i];
+	}
+	raftlet_result rc = propose ? raftlet_node_propose_batch(n, items, count)
+	                            : raftlet_node_step_batch(n, items, count, NULL);
 	r.res = go_res_of(rc);
+	if (items != stack) free(items);
 	go_hr(n, &r);
 	return r;
 }
@@ -854,14 +892,16 @@ func cNodeLearners(n cNode) ([]LearnerStatus, error) {
 
 // cReadyFlat takes the next ready of n into h (its C handle and flat
 // view) in one crossing, with has_ready afterwards.
-func cReadyFlat(n cNode, h *readyHandle) (has, known bool, err error) {
-	var rd *C.raftlet_ready
-	r := C.go_node_ready_flat(n, &rd, &h.flat)
-	if err := errorOf(r.res); err != nil {
-		return false, false, err
+// With s not nil, the ready is persisted into s in the same crossing:
+// persistErr is the write's outcome (the ready is taken either way).
+func cReadyFlat(n cNode, s cStorage, h *readyHandle) (has, known bool, persistErr, err error) {
+	r := C.go_node_ready_flat(n, s)
+	if err := errorOf(r.hr.res); err != nil {
+		return false, false, nil, err
 	}
-	h.p = rd
-	return bool(r.has), bool(r.known), nil
+	h.p = r.rd
+	h.flat = r.flat
+	return bool(r.hr.has), bool(r.hr.known), errorOf(r.persist), nil
 }
 
 func hrOf(r C.go_hr_res) (has, known bool, err error) {
@@ -890,7 +930,27 @@ func cNodeAdvanceHR(n cNode, rd cReady) (bool, bool, error) {
 	return hrOf(C.go_node_advance_hr(n, rd))
 }
 
+// cNodePackedBatch steps (or proposes) bufs packed into b's buffer: no
+// Go pointer crosses but the buffer's and the lengths'.
+func cNodePackedBatch(n cNode, b *batch, bufs [][]byte, propose bool) (bool, bool, error) {
+	b.pack(bufs)
+	var bp *C.uint8_t
+	if len(b.buf) > 0 {
+		bp = (*C.uint8_t)(unsafe.Pointer(&b.buf[0]))
+	}
+	var lp *C.size_t
+	if len(b.lens) > 0 {
+		lp = &b.lens[0]
+	}
+	r := C.go_node_packed_batch(n, bp, lp, C.size_t(len(bufs)), C.bool(propose))
+	b.release()
+	return hrOf(r)
+}
+
 func cNodeStepBatch(n cNode, b *batch, msgs [][]byte) (bool, bool, error) {
+	if b.packable(msgs) {
+		return cNodePackedBatch(n, b, msgs, false)
+	}
 	b.fill(msgs)
 	p, l := b.ptr()
 	r := C.go_node_step_batch(n, p, l)
@@ -899,6 +959,9 @@ func cNodeStepBatch(n cNode, b *batch, msgs [][]byte) (bool, bool, error) {
 }
 
 func cNodeProposeBatch(n cNode, b *batch, payloads [][]byte) (bool, bool, error) {
+	if b.packable(payloads) {
+		return cNodePackedBatch(n, b, payloads, true)
+	}
 	b.fill(payloads)
 	p, l := b.ptr()
 	r := C.go_node_propose_batch(n, p, l)

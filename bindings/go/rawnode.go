@@ -422,28 +422,37 @@ func (rn *RawNode) HasReady() bool {
 
 // takeReady takes the next C ready and its flat view into a handle, in
 // one crossing, and records it as pending.
-func (rn *RawNode) takeReady() (*readyHandle, error) {
+// With s not nil the ready is also persisted into s, in the same
+// crossing: persistErr is the write's outcome.
+func (rn *RawNode) takeReady(s *MemoryStorage) (h *readyHandle, persistErr, err error) {
 	p, err := rn.ptr()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h := rn.h.takeHandle()
-	has, known, err := cReadyFlat(p, h)
+	var sp cStorage
+	if s != nil {
+		if sp, err = s.ptr(); err != nil {
+			return nil, nil, err
+		}
+	}
+	h = rn.h.takeHandle()
+	has, known, persistErr, err := cReadyFlat(p, sp, h)
 	runtime.KeepAlive(rn)
+	runtime.KeepAlive(s)
 	if err != nil {
 		rn.h.releaseHandle(h)
-		return nil, err
+		return nil, nil, err
 	}
 	rn.setHR(has, known)
 	rn.h.pending = append(rn.h.pending, h)
-	return h, nil
+	return h, persistErr, nil
 }
 
 // Ready returns the next batch of work. It must be handed back to Advance
 // once handled. The whole Ready crosses from the library in one call and
 // is copied into Go memory (ReadyView reads it in place instead).
 func (rn *RawNode) Ready() Ready {
-	h, err := rn.takeReady()
+	h, _, err := rn.takeReady(nil)
 	must(err)
 	rd := Ready{h: h, gen: h.gen, rn: rn}
 	err = fillReady(&rd, h)
@@ -462,11 +471,28 @@ func (rn *RawNode) Ready() Ready {
 // ReadyView for how long the views are valid). Handle it as a Ready:
 // MemoryStorage.AppendReadyView, send, apply, then AdvanceView.
 func (rn *RawNode) ReadyView() (ReadyView, error) {
-	h, err := rn.takeReady()
+	h, _, err := rn.takeReady(nil)
 	if err != nil {
 		return ReadyView{}, err
 	}
 	return ReadyView{h: h, gen: h.gen, rn: rn}, nil
+}
+
+// ReadyViewPersisted is ReadyView followed by s.AppendReadyView, in one
+// cgo crossing: the Ready comes back already written to s (synced when
+// it must be, for a disk storage). When the write fails, the view is
+// returned all the same with the write's error: nothing of the Ready is
+// durable then; retry AppendReadyView, and do not send or advance before
+// it succeeds.
+func (rn *RawNode) ReadyViewPersisted(s *MemoryStorage) (ReadyView, error) {
+	if s == nil {
+		return ReadyView{}, &Error{CodeNullArg, "the storage must not be nil"}
+	}
+	h, perr, err := rn.takeReady(s)
+	if err != nil {
+		return ReadyView{}, err
+	}
+	return ReadyView{h: h, gen: h.gen, rn: rn}, perr
 }
 
 // AdvanceView is TryAdvance for a ReadyView: the view, and every slice

@@ -268,13 +268,48 @@ func (v ReadyView) MembershipEvents() ([]MembershipEvent, error) {
 // copying this many bytes).
 const pinAbove = 2048
 
-// batch is a reusable array of raftlet_bytes over Go memory, for one
-// batch call: small items are copied into buf, large ones pinned, so that
-// the array handed to C holds only pinned Go pointers (the cgo rules).
+// batch holds what a batch call hands to C, reused from call to call. A
+// batch of small items only is packed: copied into buf, with their
+// lengths in lens, and nothing else crosses (no Go pointer inside Go
+// memory for cgo to check, nothing to pin). Otherwise items is an array
+// of raftlet_bytes over Go memory: small items copied into buf, large
+// ones pinned where they are, so that the array holds only pinned Go
+// pointers (the cgo rules).
 type batch struct {
 	items []C.raftlet_bytes
+	lens  []C.size_t
 	buf   []byte
 	pin   runtime.Pinner
+}
+
+// packable reports whether every item is small enough to be packed.
+func (b *batch) packable(bufs [][]byte) bool {
+	for _, x := range bufs {
+		if len(x) > pinAbove {
+			return false
+		}
+	}
+	return true
+}
+
+// pack copies bufs into buf and their lengths into lens.
+func (b *batch) pack(bufs [][]byte) {
+	total := 0
+	for _, x := range bufs {
+		total += len(x)
+	}
+	if cap(b.buf) < total {
+		b.buf = make([]byte, 0, total)
+	}
+	b.buf = b.buf[:0]
+	if cap(b.lens) < len(bufs) {
+		b.lens = make([]C.size_t, len(bufs))
+	}
+	b.lens = b.lens[:len(bufs)]
+	for i, x := range bufs {
+		b.buf = append(b.buf, x...)
+		b.lens[i] = C.size_t(len(x))
+	}
 }
 
 // fill prepares the items for bufs; release must follow the call.
@@ -322,6 +357,9 @@ func (b *batch) release() {
 	}
 	if cap(b.items) > 1<<16 {
 		b.items = nil
+	}
+	if cap(b.lens) > 1<<16 {
+		b.lens = nil
 	}
 }
 
