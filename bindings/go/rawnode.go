@@ -3,6 +3,7 @@ package raftlet
 import (
 	"errors"
 	"runtime"
+	"sync"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -65,37 +66,32 @@ func (rn *RawNode) scratch() *scratch {
 type nodeHandle struct {
 	p       cNode
 	pending []*readyHandle
-	spare   []*readyHandle // released handles, reused by the next readies
 }
+
+// Released ready handles, reused by the next readies of any node: no
+// allocation per Ready, and nothing kept per idle node.
+var handlePool = sync.Pool{New: func() any { return &readyHandle{} }}
 
 // takeHandle returns a released handle to reuse, or a new one.
-func (h *nodeHandle) takeHandle() *readyHandle {
-	if n := len(h.spare); n > 0 {
-		r := h.spare[n-1]
-		h.spare = h.spare[:n-1]
-		return r
-	}
-	return &readyHandle{}
-}
+func (h *nodeHandle) takeHandle() *readyHandle { return handlePool.Get().(*readyHandle) }
 
 // releaseHandle forgets the C ready of r (freed already) and makes every
-// Ready and ReadyView of it stale.
+// Ready and ReadyView of it stale: the generation changes, so a view of
+// it is refused even once the handle holds another ready (of this node
+// or another).
 func (h *nodeHandle) releaseHandle(r *readyHandle) {
 	r.p = nil
 	r.gen++
-	if len(h.spare) < 4 {
-		h.spare = append(h.spare, r)
-	}
+	handlePool.Put(r)
 }
 
 func (h *nodeHandle) free() {
 	for _, r := range h.pending {
 		cReadyFree(r.p)
 		r.p = nil
-		r.gen++
+		r.gen++ // not pooled: the cleanup may run on any goroutine
 	}
 	h.pending = nil
-	h.spare = nil
 	cNodeFree(h.p)
 	h.p = nil
 }

@@ -314,9 +314,8 @@ func TestViewsAreStaleAfterAdvance(t *testing.T) {
 		t.Fatal("no second ready")
 	}
 	rd := n.rn.Ready()
-	if rd.h != v.h {
-		t.Fatal("the handle was not reused")
-	}
+	// Handles come from a pool: usually rd reuses v's (not always: the
+	// race detector drops pooled objects at random).
 	if v.Valid() {
 		t.Fatal("the old view came back to life with its handle")
 	}
@@ -535,6 +534,9 @@ func TestViewPathAllocatesNothing(t *testing.T) {
 		}
 	}
 	loop()
+	if raceEnabled {
+		t.Skip("the race detector drops pooled objects: allocations are not counted under it")
+	}
 	if a := testing.AllocsPerRun(200, loop); a != 0 {
 		t.Fatalf("%.1f Go allocations per propose/ready/advance loop, want 0", a)
 	}
