@@ -11,6 +11,9 @@ use crate::raftlet_bytes;
 use crate::result::set_last_error;
 use crate::result::{code, fail, from_error, last_error, raftlet_result, raftlet_result::*};
 
+/// The largest batch proposal copied into one buffer.
+const ONE_BUFFER_BATCH: usize = 64 << 10;
+
 /// The `count` byte slices at `p` (NULL allowed only with `count` 0), each
 /// checked: a NULL `ptr` with a non-zero `len` is refused.
 fn byte_slices<'a>(
@@ -141,20 +144,28 @@ pub unsafe extern "C" fn raftlet_node_propose_batch(
             Ok(b) => b,
             Err(c) => return c,
         };
-        // One copy of the whole batch; each entry is a view of it.
+        // Small batches: one copy of the whole batch, each entry a view of
+        // it (one allocation). Large ones: a copy per payload, so that no
+        // huge buffer is mapped per batch and each entry frees its memory
+        // when compacted.
         let total: usize = bufs.iter().map(|b| b.len()).sum();
-        let mut all = Vec::with_capacity(total);
-        for b in &bufs {
-            all.extend_from_slice(b);
-        }
-        let all = Bytes::from(all);
-        let mut at = 0;
-        let batch = bufs.iter().map(|b| {
-            let d = all.slice(at..at + b.len());
-            at += b.len();
-            d
-        });
-        let batch: Vec<Bytes> = batch.collect();
+        let batch: Vec<Bytes> = if total <= ONE_BUFFER_BATCH {
+            let mut all = Vec::with_capacity(total);
+            for b in &bufs {
+                all.extend_from_slice(b);
+            }
+            let all = Bytes::from(all);
+            let mut at = 0;
+            bufs.iter()
+                .map(|b| {
+                    let d = all.slice(at..at + b.len());
+                    at += b.len();
+                    d
+                })
+                .collect()
+        } else {
+            bufs.iter().map(|b| Bytes::copy_from_slice(b)).collect()
+        };
         with_node(node, |n| code(&n.propose_batch(batch)))
     })
 }

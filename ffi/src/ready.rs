@@ -117,6 +117,21 @@ pub struct raftlet_ready {
     flat: OnceLock<FlatArrays>,
 }
 
+/// The largest message-encoding buffer a node keeps for its next ready.
+const MAX_SPARE_BUF: usize = 64 << 20;
+
+impl Drop for raftlet_ready {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        if buf.capacity() > 0 && buf.capacity() <= MAX_SPARE_BUF {
+            let mut spare = self.track.spare_buf.lock();
+            if spare.capacity() < buf.capacity() {
+                *spare = buf;
+            }
+        }
+    }
+}
+
 /// The arrays raftlet_ready_view points into. Their pointers point into
 /// the ready's own immutable data (the message encodings, the entries'
 /// payloads, the read contexts), which lives as long as the ready.
@@ -155,7 +170,13 @@ impl raftlet_ready {
             .chain(rd.persisted_messages.iter())
             .map(|m| m.encoded_len())
             .sum();
-        let mut buf = Vec::with_capacity(total);
+        let mut buf = if total > 0 {
+            std::mem::take(&mut *track.spare_buf.lock())
+        } else {
+            Vec::new()
+        };
+        buf.clear();
+        buf.reserve(total);
         let mut spans = Vec::with_capacity(rd.messages.len() + rd.persisted_messages.len());
         encode_all(&rd.messages, &mut buf, &mut spans);
         encode_all(&rd.persisted_messages, &mut buf, &mut spans);
