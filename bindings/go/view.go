@@ -372,8 +372,8 @@ func (b *batch) ptr() (*C.raftlet_bytes, C.size_t) {
 
 // fillReady decodes the flat view of h into rd, copying everything (the
 // Ready outlives its C ready, as etcd's does): the payloads of the
-// entries and committed entries into one buffer, the messages with
-// gogoproto's Unmarshal.
+// entries and committed entries into one buffer, the messages' encodings
+// into another that their payloads alias (decodeMessage).
 func fillReady(rd *Ready, h *readyHandle) error {
 	f := &h.flat
 	ents := unsafe.Slice((*EntryView)(unsafe.Pointer(f.entries)), int(f.entry_count))
@@ -408,10 +408,18 @@ func fillReady(rd *Ready, h *readyHandle) error {
 	rd.Entries = copyEnts(ents)
 	rd.CommittedEntries = copyEnts(committed)
 	if f.message_count > 0 {
+		// One copy of all the encodings; the messages' payloads alias it.
 		msgs := unsafe.Slice((*MessageView)(unsafe.Pointer(f.messages)), int(f.message_count))
+		size := 0
+		for i := range msgs {
+			size += int(msgs[i].len)
+		}
+		buf := make([]byte, 0, size)
 		rd.Messages = make([]raftpb.Message, len(msgs))
 		for i := range msgs {
-			if err := rd.Messages[i].Unmarshal(msgs[i].Data()); err != nil {
+			at := len(buf)
+			buf = append(buf, msgs[i].Data()...)
+			if err := decodeMessage(buf[at:len(buf):len(buf)], &rd.Messages[i]); err != nil {
 				return err
 			}
 		}
