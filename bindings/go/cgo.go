@@ -22,6 +22,40 @@ package raftlet
 #include <string.h>
 #include "raftlet.h"
 
+// The hot helpers neither keep a Go pointer past the call (the library
+// copies what it keeps) nor call back into Go (the binding installs no C
+// callback), which lets cgo skip the work of a call that might.
+#cgo noescape go_node_propose_hr
+#cgo nocallback go_node_propose_hr
+#cgo noescape go_node_step_hr
+#cgo nocallback go_node_step_hr
+#cgo noescape go_node_tick_hr
+#cgo nocallback go_node_tick_hr
+#cgo noescape go_node_read_index_hr
+#cgo nocallback go_node_read_index_hr
+#cgo noescape go_node_step_batch
+#cgo nocallback go_node_step_batch
+#cgo noescape go_node_propose_batch
+#cgo nocallback go_node_propose_batch
+#cgo noescape go_node_packed_batch
+#cgo nocallback go_node_packed_batch
+#cgo noescape go_node_advance_hr
+#cgo nocallback go_node_advance_hr
+#cgo noescape go_node_ready_flat
+#cgo nocallback go_node_ready_flat
+#cgo noescape go_tick_many
+#cgo nocallback go_tick_many
+#cgo noescape go_storage_append_ready
+#cgo nocallback go_storage_append_ready
+#cgo noescape go_node_has_ready
+#cgo nocallback go_node_has_ready
+#cgo noescape go_node_basic_status
+#cgo nocallback go_node_basic_status
+#cgo noescape go_node_campaign
+#cgo nocallback go_node_campaign
+#cgo noescape go_storage_compact
+#cgo nocallback go_storage_compact
+
 #if RAFTLET_VERSION_MAJOR != 0
 #error "this Go binding is written for raftlet 0.x: include/raftlet.h has another RAFTLET_VERSION_MAJOR"
 #endif
