@@ -733,16 +733,21 @@ Where a target is missed, why, and what would close it:
   hand the committed entries out at once (a light Ready, or committing the
   self-acknowledged entries before the Ready is returned when the node is
   its own quorum), and pass the Ready by reference to `advance`.
-- **B2 Go (via cgo beats etcd native).** Met on B1 thanks to coalesced
-  appends; missed where each operation is small: B3 makes about ten cgo
-  crossings per proposal (Propose, then HasReady, Ready, AppendReady and
-  Advance for each of two Ready cycles, and a last HasReady), each tens of
-  ns plus the Go decode
-  of the Ready envelope, and B4 pays two crossings per group per sweep.
-  Closing it: a bulk tick over many groups in one crossing
-  (`raftlet_nodes_tick(nodes, n, busy_out)`), a Ready loop step that
-  persists, advances and returns the next Ready in one call, and Ready
-  fields decoded lazily in Go."""
+- **B2 Go (via cgo beats etcd native).** With the zero-copy API (ReadyView,
+  batch calls, TickSet) met on B1 128 B and 1 KiB, B1batch 128 B, the B4
+  sweep (one crossing for all groups) and B5 at 64 reads per round; missed
+  where each operation is small or payloads are large. B3 now makes five
+  crossings per proposal (Propose, then ReadyViewPersisted and AdvanceView
+  for each of two Ready cycles; HasReady is learned by those calls), one
+  allocation (the payload); a crossing costs 100-150 ns on this machine and
+  the C ABI's Ready (its box, flat arrays and encodings) about as much
+  again, where native Rust raftlet does the whole proposal in about
+  600 ns. Large payloads pay the copy into the library at Propose that
+  etcd does not make, and page faults of the C heap growing back after
+  each compaction. Closing it: a light Ready for a single voter (one cycle
+  per proposal), a C Ready built without allocations (reused arrays), and
+  a core whose idle group is smaller (B4 heap: the binding adds about 200
+  bytes per group to the core's)."""
 
 PROFILE_NOTES = """\
 Already done before this report, and visible here: appends are coalesced per
