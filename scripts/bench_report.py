@@ -41,6 +41,7 @@ GO_UNITS = {
     "B/op": "go_bytes_per_op",
     "allocs/op": "go_allocs_per_op",
     "cgo-calls/op": "cgo_calls_per_op",
+    "go-heap-B/group": "go_heap_bytes_per_group",
     "cgo-calls/group-tick": "cgo_calls_per_group_tick",
 }
 

@@ -318,6 +318,7 @@ func BenchmarkB4(b *testing.B) {
 				b.Fatalf("%d idle groups had work", busy)
 			}
 			b.ReportMetric(heap, "heap-B/group")
+			b.ReportMetric((float64(ms1.HeapAlloc)-float64(ms0.HeapAlloc))/groups, "go-heap-B/group")
 			b.ReportMetric(rss, "rss-B/group")
 			b.ReportMetric(cpu/float64(b.N)/groups, "cpu-ns/group-tick")
 			b.ReportMetric(float64(cgo)/float64(b.N)/groups, "cgo-calls/group-tick")
