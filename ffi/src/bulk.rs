@@ -11,9 +11,6 @@ use crate::raftlet_bytes;
 use crate::result::set_last_error;
 use crate::result::{code, fail, from_error, last_error, raftlet_result, raftlet_result::*};
 
-/// The largest batch proposal copied into one buffer.
-const ONE_BUFFER_BATCH: usize = 64 << 10;
-
 /// The `count` byte slices at `p` (NULL allowed only with `count` 0), each
 /// checked: a NULL `ptr` with a non-zero `len` is refused.
 fn byte_slices<'a>(
@@ -148,6 +145,8 @@ pub unsafe extern "C" fn raftlet_node_propose_batch(
         // it (one allocation). Large ones: a copy per payload, so that no
         // huge buffer is mapped per batch and each entry frees its memory
         // when compacted.
+        // The largest batch proposal copied into one buffer.
+        const ONE_BUFFER_BATCH: usize = 64 << 10;
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         let batch: Vec<Bytes> = if total <= ONE_BUFFER_BATCH {
             let mut all = Vec::with_capacity(total);

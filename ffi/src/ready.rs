@@ -117,11 +117,10 @@ pub struct raftlet_ready {
     flat: OnceLock<FlatArrays>,
 }
 
-/// The largest message-encoding buffer a node keeps for its next ready.
-const MAX_SPARE_BUF: usize = 64 << 20;
-
 impl Drop for raftlet_ready {
     fn drop(&mut self) {
+        // The largest message-encoding buffer a node keeps for its next ready.
+        const MAX_SPARE_BUF: usize = 64 << 20;
         let buf = std::mem::take(&mut self.buf);
         if buf.capacity() > 0 && buf.capacity() <= MAX_SPARE_BUF {
             let mut spare = self.track.spare_buf.lock();
