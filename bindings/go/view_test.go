@@ -373,20 +373,14 @@ func TestBatchErrors(t *testing.T) {
 	f := c.nodes[2]
 	// Heartbeats from the leader, with garbage between them; a big one
 	// (a context over pinAbove) takes the pinned path.
-	hb := func(ctx int) []byte {
-		m := raftpb.Message{Type: raftpb.MsgHeartbeat, From: 1, To: 2, Term: 2, Context: make([]byte, ctx)}
-		b, err := m.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
 	term := f.rn.BasicStatus().Term
 	for _, big := range []int{0, 3 * pinAbove} {
 		m := raftpb.Message{Type: raftpb.MsgHeartbeat, From: 1, To: 2, Term: term, Context: make([]byte, big)}
-		good, _ := m.Marshal()
-		_ = hb
-		err := f.rn.StepBatch([][]byte{{0xff, 0xff}, good, nil})
+		good, err := m.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = f.rn.StepBatch([][]byte{{0xff, 0xff}, good, nil})
 		if !errors.Is(err, ErrDecode) {
 			t.Fatalf("garbage first: %v", err)
 		}
