@@ -205,6 +205,16 @@ typedef struct raftlet_ready raftlet_ready;
 // before or after the node. Thread-safe (a lock inside).
 typedef struct raftlet_storage raftlet_storage;
 
+// A borrowed byte slice: `len` bytes at `ptr` (`ptr` may be NULL when
+// `len` is 0). Who owns the bytes and how long they live is stated by the
+// function that hands it out.
+typedef struct raftlet_bytes {
+  // The first byte.
+  const uint8_t *ptr;
+  // The number of bytes.
+  size_t len;
+} raftlet_bytes;
+
 // What a weak (local) read may serve at once, without the leader.
 typedef struct raftlet_local_read {
   // The last index the host reported applied: the state a weak read sees.
@@ -350,16 +360,6 @@ typedef struct raftlet_progress {
   uint64_t pending_snapshot;
 } raftlet_progress;
 
-// A borrowed byte slice: `len` bytes at `ptr` (`ptr` may be NULL when
-// `len` is 0). Who owns the bytes and how long they live is stated by the
-// function that hands it out.
-typedef struct raftlet_bytes {
-  // The first byte.
-  const uint8_t *ptr;
-  // The number of bytes.
-  size_t len;
-} raftlet_bytes;
-
 // A message of a Ready: recipient, type and its raftpb encoding.
 typedef struct raftlet_message_view {
   // The recipient's id.
@@ -423,9 +423,94 @@ typedef struct raftlet_read_state_view {
   struct raftlet_bytes request_ctx;
 } raftlet_read_state_view;
 
+// A whole ready as flat arrays, filled by raftlet_ready_view in one call,
+// so that a binding reads a ready with one crossing of the ABI and no
+// copy. Every pointer points into memory owned by the ready, valid until
+// raftlet_ready_free (views taken stay valid after the ready is advanced,
+// as for the other accessors). An array with a count of 0 may be NULL.
+typedef struct raftlet_ready_flat {
+  // All messages: the `persisted_message_start` ones that may be sent
+  // at once, then those to send once this ready and every earlier one
+  // are durable (as raftlet_ready_all_message).
+  const struct raftlet_message_view *messages;
+  // The number of `messages`.
+  size_t message_count;
+  // The index in `messages` of the first persisted message (equal to
+  // `message_count` when there is none).
+  size_t persisted_message_start;
+  // The entries to append to stable storage.
+  const struct raftlet_entry_view *entries;
+  // The number of `entries`.
+  size_t entry_count;
+  // The committed entries to apply, in order.
+  const struct raftlet_entry_view *committed_entries;
+  // The number of `committed_entries`.
+  size_t committed_entry_count;
+  // The read states (answers to raftlet_node_read_index).
+  const struct raftlet_read_state_view *read_states;
+  // The number of `read_states`.
+  size_t read_state_count;
+  // The number of membership events (raftlet_ready_membership_event).
+  size_t membership_event_count;
+  // The hard state to persist, valid when `has_hard_state`.
+  struct raftlet_hard_state hard_state;
+  // The soft state, valid when `has_soft_state`.
+  struct raftlet_soft_state soft_state;
+  // The snapshot to persist and apply, valid when `has_snapshot`.
+  struct raftlet_snapshot_view snapshot;
+  // Whether there is a hard state to persist.
+  bool has_hard_state;
+  // Whether the leader or the role changed.
+  bool has_soft_state;
+  // Whether there is a snapshot.
+  bool has_snapshot;
+  // Whether the ready's write must be synced to disk.
+  bool must_sync;
+} raftlet_ready_flat;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Steps `count` raftpb-encoded messages (`msgs[i]`, read for the duration
+// of the call) in order, under one lock of the node, as `count` calls of
+// raftlet_node_step would. Every message is stepped even when an earlier
+// one fails (as a host looping over raftlet_node_step and ignoring the
+// errors of bad messages would). When `results_out` is not NULL it holds
+// `count` codes and gets each message's outcome (the codes of
+// raftlet_node_step), whatever this function returns.
+// Returns RAFTLET_OK when every message was stepped without error; else
+// the code of the first failure (its detail in
+// raftlet_last_error_message); RAFTLET_ERR_NULL_ARG, with nothing
+// stepped, for a NULL `node`, a NULL `msgs` with a non-zero `count` or a
+// NULL message with a non-zero length; RAFTLET_PANIC when the node is
+// poisoned (the messages not stepped then get RAFTLET_PANIC).
+raftlet_result raftlet_node_step_batch(struct raftlet_node *node,
+                                       const struct raftlet_bytes *msgs,
+                                       size_t count,
+                                       raftlet_result *results_out);
+
+// Proposes `count` payloads (`payloads[i]`, copied) as one proposal: on
+// the leader they are appended together, in order, or not at all.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG (nothing proposed) or
+// RAFTLET_ERR_PROPOSAL_DROPPED (nothing proposed; also for `count` 0).
+raftlet_result raftlet_node_propose_batch(struct raftlet_node *node,
+                                          const struct raftlet_bytes *payloads,
+                                          size_t count);
+
+// Ticks the `count` nodes at `nodes` (each once, in order, each under its
+// own lock) and, when `has_ready_bitmap_out` is not NULL, writes which of
+// them have a ready afterwards: bit `i % 8` of byte `i / 8` is set for
+// node `i` (the `(count + 7) / 8` bytes are all written; unset bits for a
+// node without a ready or one that failed). For a host of many groups,
+// the tick and has_ready sweep in one call.
+// Returns RAFTLET_OK; RAFTLET_ERR_NULL_ARG, with no node ticked, for a
+// NULL `nodes` with a non-zero `count` or a NULL among them; or
+// RAFTLET_PANIC when a node is poisoned (the others are ticked all the
+// same).
+raftlet_result raftlet_tick_many(struct raftlet_node *const *nodes,
+                                 size_t count,
+                                 uint8_t *has_ready_bitmap_out);
 
 // Creates a configuration for node `id` with the defaults (election_tick
 // 10, heartbeat_tick 1, pre-vote and check-quorum on, ...). On success
@@ -1021,6 +1106,15 @@ raftlet_result raftlet_ready_must_sync(const struct raftlet_ready *ready, bool *
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_encode(const struct raftlet_ready *ready,
                                     struct raftlet_bytes *encoded_out);
+
+// Fills `*flat_out` with the whole ready (messages, entries, committed
+// entries, read states, hard and soft state, snapshot, must_sync and the
+// number of membership events) in one call; the arrays are built on the
+// first call and owned by the ready (see raftlet_ready_flat). The ready is
+// not consumed. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+// RAFTLET_ERR_READY_STALE.
+raftlet_result raftlet_ready_view(const struct raftlet_ready *ready,
+                                  struct raftlet_ready_flat *flat_out);
 
 // The name of a result code, e.g. "RAFTLET_ERR_NULL_ARG". Returns a static
 // string (never freed); unknown codes give "RAFTLET_UNKNOWN". Thread-safe.

@@ -115,17 +115,19 @@ for ((r=1; r<=ROUNDS; r++)); do
   for s in "${SIZES[@]}"; do
     row $r "run $r $RB b1 raftlet total=${TOTAL[$s]} size=$s" \
            "run $r $RB b1 raft-rs total=${TOTAL[$s]} size=$s" \
-           "gorun $r 'BenchmarkB1\$/^B1\$/^impl=etcd\$/^size=$s\$' ${GOX[$s]}"
+           "gorun $r 'BenchmarkB1\$/^B1\$/^impl=etcd\$/^size=$s\$' ${GOX[$s]}" \
+           "gorun $r 'BenchmarkB1\$/^B1\$/^impl=raftlet-go\$/^size=$s\$' ${GOX[$s]}" \
+           "gorun $r 'BenchmarkB1\$/^B1\$/^impl=raftlet-go-view\$/^size=$s\$' ${GOX[$s]}"
     row $r "run $r $RB b1 raftlet total=${TOTAL[$s]} size=$s one=1" \
            "run $r $RB b1 raft-rs total=${TOTAL[$s]} size=$s one=1" \
-           "gorun $r 'BenchmarkB1\$/^B1batch\$/^impl=etcd\$/^size=$s\$' ${GOX[$s]}"
+           "gorun $r 'BenchmarkB1\$/^B1batch\$/^impl=etcd\$/^size=$s\$' ${GOX[$s]}" \
+           "gorun $r 'BenchmarkB1\$/^B1batch\$/^impl=raftlet-go\$/^size=$s\$' ${GOX[$s]}" \
+           "gorun $r 'BenchmarkB1\$/^B1batch\$/^impl=raftlet-go-view\$/^size=$s\$' ${GOX[$s]}"
   done
   row $r "run $r $RB b1 raftlet-nocoalesce total=500000 size=128"
   # B2: the bindings, against native raftlet and the peers above.
   row $r "run $r $OUT/b1_c ${TOTAL[128]} 128"
-  for s in "${SIZES[@]}"; do
-    row $r "gorun $r 'BenchmarkB1\$/^B1\$/^impl=raftlet-go\$/^size=$s\$' ${GOX[$s]}"
-  done
+  # (The Go binding's B1 rows run beside etcd raft's, above.)
   if [ -n "$PY" ]; then
     row $r "run $r $PY bench/python/b1.py raftlet 102400 128" \
            "run $r $PY bench/python/b1.py raftlet-batch 102400 128" \
@@ -133,16 +135,20 @@ for ((r=1; r<=ROUNDS; r++)); do
   fi
   row $r "run $r $RB b3 raftlet ops=200000" "run $r $RB b3 raft-rs ops=200000" \
          "gorun $r 'BenchmarkB3\$/^impl=etcd\$' 200000x" \
-         "gorun $r 'BenchmarkB3\$/^impl=raftlet-go\$' 200000x"
+         "gorun $r 'BenchmarkB3\$/^impl=raftlet-go\$' 200000x" \
+         "gorun $r 'BenchmarkB3\$/^impl=raftlet-go-view\$' 200000x"
   row $r "run $r $RB b4 raftlet" "run $r $RB b4 raft-rs" \
          "gorun $r 'BenchmarkB4\$/^impl=etcd\$' 20x" \
-         "gorun $r 'BenchmarkB4\$/^impl=raftlet-go\$' 20x"
+         "gorun $r 'BenchmarkB4\$/^impl=raftlet-go\$' 20x" \
+         "gorun $r 'BenchmarkB4\$/^impl=raftlet-go-view\$' 20x"
   row $r "run $r $RB b5 raftlet rounds=20000 per=1" "run $r $RB b5 raft-rs rounds=20000 per=1" \
          "gorun $r 'BenchmarkB5\$/^impl=etcd\$/^per=1\$' 20000x" \
-         "gorun $r 'BenchmarkB5\$/^impl=raftlet-go\$/^per=1\$' 20000x"
+         "gorun $r 'BenchmarkB5\$/^impl=raftlet-go\$/^per=1\$' 20000x" \
+         "gorun $r 'BenchmarkB5\$/^impl=raftlet-go-view\$/^per=1\$' 20000x"
   row $r "run $r $RB b5 raftlet rounds=500 per=64" "run $r $RB b5 raft-rs rounds=500 per=64" \
          "gorun $r 'BenchmarkB5\$/^impl=etcd\$/^per=64\$' 500x" \
-         "gorun $r 'BenchmarkB5\$/^impl=raftlet-go\$/^per=64\$' 500x"
+         "gorun $r 'BenchmarkB5\$/^impl=raftlet-go\$/^per=64\$' 500x" \
+         "gorun $r 'BenchmarkB5\$/^impl=raftlet-go-view\$/^per=64\$' 500x"
   row $r "run $r $RB b6 raftlet" "run $r $RB b6 raft-rs"
   row $r "run $r $RB c1 raftlet" "run $r $RB c1 raft-rs"
   row $r "run $r $RB c1 raftlet zerocopy=1" "run $r $RB c1 raft-rs zerocopy=1"

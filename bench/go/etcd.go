@@ -56,10 +56,10 @@ func (n *etcdNode) Propose(data []byte) {
 	}
 }
 
-func (n *etcdNode) ProposeBatch(data []byte, k int) bool {
-	ents := make([]raftpb.Entry, k)
+func (n *etcdNode) ProposeBatch(payloads [][]byte) bool {
+	ents := make([]raftpb.Entry, len(payloads))
 	for i := range ents {
-		ents[i].Data = data
+		ents[i].Data = payloads[i]
 	}
 	if err := n.rn.Step(raftpb.Message{Type: raftpb.MsgProp, From: n.id, Entries: ents}); err != nil {
 		panic(err)
@@ -81,6 +81,13 @@ func (n *etcdNode) Step(b []byte) {
 		panic(err)
 	}
 	_ = n.rn.Step(m)
+}
+
+// StepMany: etcd raft has no batch step; a host steps each message.
+func (n *etcdNode) StepMany(bs [][]byte) {
+	for _, b := range bs {
+		n.Step(b)
+	}
 }
 
 func (n *etcdNode) HasReady() bool { return n.rn.HasReady() }

@@ -30,12 +30,16 @@ type applied struct {
 type node interface {
 	Campaign()
 	Propose(data []byte)
-	// ProposeBatch proposes n entries of data in one proposal message; it
+	// ProposeBatch proposes the payloads in one proposal message; it
 	// reports false when the implementation cannot.
-	ProposeBatch(data []byte, n int) bool
+	ProposeBatch(payloads [][]byte) bool
 	ReadIndex(ctx uint64)
 	Tick()
 	Step(b []byte)
+	// StepMany delivers the messages read for this node at once (what a
+	// transport hands over from one read): Step for each, or one batch
+	// call where the implementation has one.
+	StepMany(bs [][]byte)
 	HasReady() bool
 	// Cycle runs one Ready cycle: persist, marshal messages into out,
 	// apply committed entries, advance.

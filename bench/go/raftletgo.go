@@ -49,9 +49,14 @@ func (n *raftletNode) Propose(data []byte) {
 	}
 }
 
-// ProposeBatch: the binding has no batch proposal (raftlet's
-// RawNode::propose_batch is not exported through the C ABI).
-func (n *raftletNode) ProposeBatch([]byte, int) bool { return false }
+// ProposeBatch is RawNode.ProposeBatch (raftlet's batch proposal, one
+// crossing).
+func (n *raftletNode) ProposeBatch(payloads [][]byte) bool {
+	if err := n.rn.ProposeBatch(payloads); err != nil {
+		panic(err)
+	}
+	return true
+}
 
 func (n *raftletNode) ReadIndex(ctx uint64) {
 	var b [8]byte
@@ -64,6 +69,13 @@ func (n *raftletNode) ReadIndex(ctx uint64) {
 func (n *raftletNode) Tick() { n.rn.Tick() }
 
 func (n *raftletNode) Step(b []byte) { _ = n.rn.StepBytes(b) }
+
+// StepMany: the etcd-compatible API steps each message (StepBytes).
+func (n *raftletNode) StepMany(bs [][]byte) {
+	for _, b := range bs {
+		n.Step(b)
+	}
+}
 
 func (n *raftletNode) HasReady() bool { return n.rn.HasReady() }
 

@@ -6,14 +6,39 @@ import (
 	"testing"
 )
 
-// The implementations, by the name the report uses.
+// The implementations, by the name the report uses: etcd raft natively,
+// raftlet through the binding's etcd-compatible API (raftpb-typed Ready,
+// Step for each message) and through its zero-copy API (ReadyView,
+// StepBatch, ProposeBatch, TickSet). sweep, when set, is the B4 sweep of
+// the implementation's bulk call (nil: Tick then HasReady on each group).
 var impls = []struct {
-	name string
-	make factory
+	name  string
+	make  factory
+	sweep func([]node) func() int
 }{
-	{"etcd", newEtcd},
-	{"raftlet-go", newRaftletGo},
+	{"etcd", newEtcd, nil},
+	{"raftlet-go", newRaftletGo, nil},
+	{"raftlet-go-view", newRaftletView, sweepView},
 }
+
+// freshPayload is a new payload of size bytes for one proposal: every
+// implementation allocates and fills one per entry, as a host serving
+// requests does (none gets to share one buffer between entries).
+func freshPayload(size int, fill byte) []byte {
+	p := make([]byte, size)
+	copy(p, pattern[fill%8][:size])
+	return p
+}
+
+// pattern holds the bytes payloads are filled with (8 variants).
+var pattern = func() (p [8][16384]byte) {
+	for v := range p {
+		for i := range p[v] {
+			p[v][i] = byte(v*31 + i)
+		}
+	}
+	return p
+}()
 
 // cluster: nodes 1..n in one process; messages marshalled by the sender,
 // unmarshalled by the receiver.
@@ -21,6 +46,7 @@ type cluster struct {
 	nodes    []node
 	apps     []applied
 	out, inf []wire
+	byDest   [][][]byte // the messages of one delivery round, by recipient
 	msgs     uint64
 }
 
@@ -29,7 +55,7 @@ func newCluster(mk factory, n int) *cluster {
 	for i := range voters {
 		voters[i] = uint64(i + 1)
 	}
-	c := &cluster{apps: make([]applied, n)}
+	c := &cluster{apps: make([]applied, n), byDest: make([][][]byte, n)}
 	for _, id := range voters {
 		c.nodes = append(c.nodes, mk(id, voters))
 	}
@@ -60,9 +86,17 @@ func (c *cluster) pump() {
 			continue
 		}
 		c.out, c.inf = c.inf[:0], c.out
+		// Each recipient gets what was sent to it, in order, at once.
 		for _, w := range c.inf {
 			c.msgs++
-			c.nodes[w.to-1].Step(w.data)
+			c.byDest[w.to-1] = append(c.byDest[w.to-1], w.data)
+		}
+		for i, bs := range c.byDest {
+			if len(bs) > 0 {
+				c.nodes[i].StepMany(bs)
+				clear(bs)
+				c.byDest[i] = bs[:0]
+			}
 		}
 	}
 }
@@ -79,21 +113,25 @@ func (c *cluster) elect(b *testing.B) {
 type meter struct {
 	cpu     int64
 	mallocs uint64
+	cgo     int64
 }
 
 func startMeter(b *testing.B) meter {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b.ResetTimer()
-	return meter{cpu: cpuNanos(), mallocs: ms.Mallocs}
+	return meter{cpu: cpuNanos(), mallocs: ms.Mallocs, cgo: runtime.NumCgoCall()}
 }
 
-// stop returns CPU seconds and allocations since start.
+// stop returns CPU seconds and allocations since start, and reports the
+// cgo crossings per op (0 for etcd raft).
 func (m meter) stop(b *testing.B) (float64, float64) {
 	cpu := float64(cpuNanos()-m.cpu) / 1e9
+	cgo := runtime.NumCgoCall() - m.cgo
 	b.StopTimer()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(cgo)/float64(b.N), "cgo-calls/op")
 	return cpu, float64(ms.Mallocs - m.mallocs)
 }
 
@@ -124,7 +162,7 @@ func benchB1(b *testing.B, mk factory, batch bool, size int) {
 	c := newCluster(mk, 3)
 	defer c.close()
 	c.elect(b)
-	if batch && !c.nodes[0].ProposeBatch(make([]byte, size), 1) {
+	if batch && !c.nodes[0].ProposeBatch([][]byte{make([]byte, size)}) {
 		b.Skip("no batch proposal in this implementation")
 	}
 	c.pump()
@@ -132,20 +170,21 @@ func benchB1(b *testing.B, mk factory, batch bool, size int) {
 	if lim := uint64(256<<20) / uint64(size); lim < every {
 		every = lim
 	}
-	payload := make([]byte, size)
-	for i := range payload {
-		payload[i] = 0x5a
-	}
+	payloads := make([][]byte, perRound)
 	base := c.apps[0].entries
 	m0 := c.msgs
 	next := every
 	m := startMeter(b)
 	for r := 0; r < b.N; r++ {
 		if batch {
-			c.nodes[0].ProposeBatch(payload, perRound)
+			for i := range payloads {
+				payloads[i] = freshPayload(size, byte(r))
+			}
+			c.nodes[0].ProposeBatch(payloads)
+			clear(payloads)
 		} else {
 			for i := 0; i < perRound; i++ {
-				c.nodes[0].Propose(payload)
+				c.nodes[0].Propose(freshPayload(size, byte(r)))
 			}
 		}
 		c.pump()
@@ -183,10 +222,9 @@ func BenchmarkB3(b *testing.B) {
 			for n.HasReady() {
 				n.Cycle(&out, &app)
 			}
-			payload := make([]byte, 128)
 			run := func(k int) {
 				for i := 0; i < k; i++ {
-					n.Propose(payload)
+					n.Propose(freshPayload(128, byte(i)))
 					for n.HasReady() {
 						n.Cycle(&out, &app)
 					}
@@ -241,7 +279,21 @@ func BenchmarkB4(b *testing.B) {
 			heap := (float64(ms1.HeapAlloc) - float64(ms0.HeapAlloc) + cHeapInUse() - c0) / groups
 			rss := (rss1 - rss0) * 1024 / groups
 			var cpu float64
+			var cgo int64
 			busy := 0
+			sweep := func() int {
+				k := 0
+				for _, n := range nodes {
+					n.Tick()
+					if n.HasReady() {
+						k++
+					}
+				}
+				return k
+			}
+			if im.sweep != nil {
+				sweep = im.sweep(nodes)
+			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				// Hear the leader again every 5 sweeps so none times out.
@@ -256,22 +308,20 @@ func BenchmarkB4(b *testing.B) {
 					}
 					b.StartTimer()
 				}
-				t := cpuNanos()
-				for _, n := range nodes {
-					n.Tick()
-					if n.HasReady() {
-						busy++
-					}
-				}
+				t, c := cpuNanos(), runtime.NumCgoCall()
+				busy += sweep()
 				cpu += float64(cpuNanos() - t)
+				cgo += runtime.NumCgoCall() - c
 			}
 			b.StopTimer()
 			if busy != 0 {
 				b.Fatalf("%d idle groups had work", busy)
 			}
 			b.ReportMetric(heap, "heap-B/group")
+			b.ReportMetric((float64(ms1.HeapAlloc)-float64(ms0.HeapAlloc))/groups, "go-heap-B/group")
 			b.ReportMetric(rss, "rss-B/group")
 			b.ReportMetric(cpu/float64(b.N)/groups, "cpu-ns/group-tick")
+			b.ReportMetric(float64(cgo)/float64(b.N)/groups, "cgo-calls/group-tick")
 			for _, n := range nodes {
 				if n.IsLeader() {
 					b.Fatal("an idle group became leader")

@@ -22,6 +22,40 @@ package raftlet
 #include <string.h>
 #include "raftlet.h"
 
+// The hot helpers neither keep a Go pointer past the call (the library
+// copies what it keeps) nor call back into Go (the binding installs no C
+// callback), which lets cgo skip the work of a call that might.
+#cgo noescape go_node_propose_hr
+#cgo nocallback go_node_propose_hr
+#cgo noescape go_node_step_hr
+#cgo nocallback go_node_step_hr
+#cgo noescape go_node_tick_hr
+#cgo nocallback go_node_tick_hr
+#cgo noescape go_node_read_index_hr
+#cgo nocallback go_node_read_index_hr
+#cgo noescape go_node_step_batch
+#cgo nocallback go_node_step_batch
+#cgo noescape go_node_propose_batch
+#cgo nocallback go_node_propose_batch
+#cgo noescape go_node_packed_batch
+#cgo nocallback go_node_packed_batch
+#cgo noescape go_node_advance_hr
+#cgo nocallback go_node_advance_hr
+#cgo noescape go_node_ready_flat
+#cgo nocallback go_node_ready_flat
+#cgo noescape go_tick_many
+#cgo nocallback go_tick_many
+#cgo noescape go_storage_append_ready
+#cgo nocallback go_storage_append_ready
+#cgo noescape go_node_has_ready
+#cgo nocallback go_node_has_ready
+#cgo noescape go_node_basic_status
+#cgo nocallback go_node_basic_status
+#cgo noescape go_node_campaign
+#cgo nocallback go_node_campaign
+#cgo noescape go_storage_compact
+#cgo nocallback go_storage_compact
+
 #if RAFTLET_VERSION_MAJOR != 0
 #error "this Go binding is written for raftlet 0.x: include/raftlet.h has another RAFTLET_VERSION_MAJOR"
 #endif
@@ -360,6 +394,125 @@ static go_bounds_res go_storage_bounds(raftlet_storage *s) {
 	r.last = 0;
 	r.res = go_res_of(raftlet_storage_bounds(s, &r.first, &r.last));
 	return r;
+}
+
+// The hot path: each helper below is one crossing that also reports
+// whether the node has a ready afterwards (known is false when that could
+// not be read), so that RawNode.HasReady needs no crossing of its own.
+typedef struct {
+	go_res res;
+	bool has;
+	bool known;
+} go_hr_res;
+
+static void go_hr(raftlet_node *n, go_hr_res *r) {
+	bool h = false;
+	r->known = raftlet_node_has_ready(n, &h) == RAFTLET_OK;
+	r->has = h;
+}
+
+static go_hr_res go_node_propose_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_propose(n, d, len));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_step_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_step(n, d, len));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_tick_hr(raftlet_node *n) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_tick(n));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_read_index_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_read_index(n, d, len));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_step_batch(raftlet_node *n, const raftlet_bytes *msgs, size_t count) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
+	go_hr(n, &r);
+	return r;
+}
+static go_hr_res go_node_propose_batch(raftlet_node *n, const raftlet_bytes *ps, size_t count) {
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_propose_batch(n, ps, count));
+	go_hr(n, &r);
+	return r;
+}
+// Advances and, on success, frees the ready; then reads has_ready.
+static go_hr_res go_node_advance_hr(raftlet_node *n, raftlet_ready *rd) {
+	go_hr_res r;
+	raftlet_result rc = raftlet_node_advance(n, rd);
+	r.res = go_res_of(rc);
+	if (rc == RAFTLET_OK) raftlet_ready_free(rd);
+	go_hr(n, &r);
+	return r;
+}
+// A ready taken with its flat view (returned by value: no pointer
+// argument for cgo to check) and, when persisted in the same crossing,
+// the outcome of the write.
+typedef struct {
+	go_hr_res hr;
+	raftlet_ready *rd;
+	raftlet_ready_flat flat;
+	go_res persist;
+} go_ready_flat_res;
+
+// Takes the next ready and its flat view, persists it into s when s is
+// not NULL, then reads has_ready: a whole Ready in one crossing. rd is
+// NULL when no ready was taken; a failed write leaves the ready taken.
+static go_ready_flat_res go_node_ready_flat(raftlet_node *n, raftlet_storage *s) {
+	go_ready_flat_res r;
+	memset(&r, 0, sizeof r);
+	raftlet_result rc = raftlet_node_ready(n, &r.rd);
+	if (rc == RAFTLET_OK) {
+		rc = raftlet_ready_view(r.rd, &r.flat);
+		if (rc != RAFTLET_OK) {
+			raftlet_ready_free(r.rd);
+			r.rd = NULL;
+		}
+	}
+	r.hr.res = go_res_of(rc);
+	if (rc == RAFTLET_OK && s != NULL) r.persist = go_res_of(raftlet_storage_append_ready(s, r.rd));
+	go_hr(n, &r.hr);
+	return r;
+}
+// A batch packed in one buffer: item i is the lens[i] bytes after the
+// previous items (Go memory without Go pointers, read for the call).
+static go_hr_res go_node_packed_batch(raftlet_node *n, const uint8_t *buf, const size_t *lens, size_t count,
+		bool propose) {
+	go_hr_res r;
+	raftlet_bytes stack[64];
+	raftlet_bytes *items = count <= 64 ? stack : malloc(count * sizeof *items);
+	if (items == NULL) {
+		r.res.code = RAFTLET_ERR_INVALID_ARG;
+		r.res.msg = strdup("out of memory for the batch");
+		go_hr(n, &r);
+		return r;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < count; i++) {
+		items[i].ptr = lens[i] ? buf + at : NULL;
+		items[i].len = lens[i];
+		at += lens[i];
+	}
+	raftlet_result rc = propose ? raftlet_node_propose_batch(n, items, count)
+	                            : raftlet_node_step_batch(n, items, count, NULL);
+	r.res = go_res_of(rc);
+	if (items != stack) free(items);
+	go_hr(n, &r);
+	return r;
+}
+static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bitmap) {
+	return go_res_of(raftlet_tick_many(nodes, count, bitmap));
 }
 */
 import "C"
@@ -769,4 +922,93 @@ func cNodeLearners(n cNode) ([]LearnerStatus, error) {
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// cReadyFlat takes the next ready of n into h (its C handle and flat
+// view) in one crossing, with has_ready afterwards.
+// With s not nil, the ready is persisted into s in the same crossing:
+// persistErr is the write's outcome (the ready is taken either way).
+func cReadyFlat(n cNode, s cStorage, h *readyHandle) (has, known bool, persistErr, err error) {
+	r := C.go_node_ready_flat(n, s)
+	if err := errorOf(r.hr.res); err != nil {
+		return false, false, nil, err
+	}
+	h.p = r.rd
+	h.flat = r.flat
+	return bool(r.hr.has), bool(r.hr.known), errorOf(r.persist), nil
+}
+
+func hrOf(r C.go_hr_res) (has, known bool, err error) {
+	return bool(r.has), bool(r.known), errorOf(r.res)
+}
+
+func cNodeProposeHR(n cNode, data []byte) (bool, bool, error) {
+	p, l := bytesPtr(data)
+	return hrOf(C.go_node_propose_hr(n, p, l))
+}
+
+func cNodeStepHR(n cNode, msg []byte) (bool, bool, error) {
+	p, l := bytesPtr(msg)
+	return hrOf(C.go_node_step_hr(n, p, l))
+}
+
+func cNodeTickHR(n cNode) (bool, bool, error) { return hrOf(C.go_node_tick_hr(n)) }
+
+func cNodeReadIndexHR(n cNode, ctx []byte) (bool, bool, error) {
+	p, l := bytesPtr(ctx)
+	return hrOf(C.go_node_read_index_hr(n, p, l))
+}
+
+// cNodeAdvanceHR advances and frees the ready (only on success).
+func cNodeAdvanceHR(n cNode, rd cReady) (bool, bool, error) {
+	return hrOf(C.go_node_advance_hr(n, rd))
+}
+
+// cNodePackedBatch steps (or proposes) bufs packed into b's buffer: no
+// Go pointer crosses but the buffer's and the lengths'.
+func cNodePackedBatch(n cNode, b *batch, bufs [][]byte, propose bool) (bool, bool, error) {
+	b.pack(bufs)
+	var bp *C.uint8_t
+	if len(b.buf) > 0 {
+		bp = (*C.uint8_t)(unsafe.Pointer(&b.buf[0]))
+	}
+	var lp *C.size_t
+	if len(b.lens) > 0 {
+		lp = &b.lens[0]
+	}
+	r := C.go_node_packed_batch(n, bp, lp, C.size_t(len(bufs)), C.bool(propose))
+	b.release()
+	return hrOf(r)
+}
+
+func cNodeStepBatch(n cNode, b *batch, msgs [][]byte) (bool, bool, error) {
+	if b.packable(msgs) {
+		return cNodePackedBatch(n, b, msgs, false)
+	}
+	b.fill(msgs)
+	p, l := b.ptr()
+	r := C.go_node_step_batch(n, p, l)
+	b.release()
+	return hrOf(r)
+}
+
+func cNodeProposeBatch(n cNode, b *batch, payloads [][]byte) (bool, bool, error) {
+	if b.packable(payloads) {
+		return cNodePackedBatch(n, b, payloads, true)
+	}
+	b.fill(payloads)
+	p, l := b.ptr()
+	r := C.go_node_propose_batch(n, p, l)
+	b.release()
+	return hrOf(r)
+}
+
+// cTickMany ticks the nodes (C handles, in C memory: no Go pointers) and
+// writes the has-ready bitmap.
+func cTickMany(nodes []cNode, bitmap []byte) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	return errorOf(C.go_tick_many((**C.raftlet_node)(unsafe.Pointer(&nodes[0])), C.size_t(len(nodes)),
+		(*C.uint8_t)(unsafe.Pointer(&bitmap[0]))))
 }

@@ -82,6 +82,21 @@
 //     storage). Advance, which has no result in etcd's API, ignores such
 //     a Ready.
 //
+// # The zero-copy API
+//
+// Beside the typed Ready, which is copied into Go memory as etcd's is,
+// ReadyView reads a Ready in place: RawNode.ReadyViewPersisted takes the
+// next Ready, writes it to the storage and returns its views in one cgo
+// crossing, with no Go allocation; AdvanceView hands it back.
+// EntryView.Data, MessageView.Data (the raftpb bytes to send) and
+// ReadStateView.RequestCtx are the library's memory, valid until
+// AdvanceView: copy what must outlive it. Methods of a view advanced,
+// covered or closed return ErrReadyStale; a slice taken before and read
+// after cannot be checked. ProposeBatch and StepBatch pass many payloads
+// or messages in one crossing, and a TickSet ticks many nodes in one
+// crossing and says which have a Ready. HasReady after the calls that
+// change a node crosses nothing: they learn it in their own crossing.
+//
 // # Handles
 //
 // RawNode and MemoryStorage own C handles: release them with Close, which

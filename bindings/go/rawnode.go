@@ -3,6 +3,7 @@ package raftlet
 import (
 	"errors"
 	"runtime"
+	"sync"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -33,10 +34,30 @@ type Peer struct {
 type RawNode struct {
 	h       *nodeHandle
 	cleanup runtime.Cleanup
-	// Reused buffers: the encoding of the message being stepped and the
-	// ConfState written by ApplyConfChange.
+	x       *scratch // reused buffers, made on first use
+	set     *TickSet // the TickSet the node is in, if any
+	slot    int      // its index in set
+	// What the last call that read it said about has_ready: valid while
+	// hrOK, and, for a node in a TickSet, until the set's next Tick.
+	hrEpoch uint64
+	hr      bool
+	hrOK    bool
+}
+
+// scratch holds the buffers a node reuses from call to call: the
+// encoding of the message being stepped, the ConfState written by
+// ApplyConfChange, the arrays of a batch call.
+type scratch struct {
 	stepBuf []byte
 	csBuf   []byte
+	b       batch
+}
+
+func (rn *RawNode) scratch() *scratch {
+	if rn.x == nil {
+		rn.x = &scratch{}
+	}
+	return rn.x
 }
 
 // nodeHandle owns the C node and the C readies handed out and not yet
@@ -47,10 +68,28 @@ type nodeHandle struct {
 	pending []*readyHandle
 }
 
+// Released ready handles, reused by the next readies of any node: no
+// allocation per Ready, and nothing kept per idle node.
+var handlePool = sync.Pool{New: func() any { return &readyHandle{} }}
+
+// takeHandle returns a released handle to reuse, or a new one.
+func (h *nodeHandle) takeHandle() *readyHandle { return handlePool.Get().(*readyHandle) }
+
+// releaseHandle forgets the C ready of r (freed already) and makes every
+// Ready and ReadyView of it stale: the generation changes, so a view of
+// it is refused even once the handle holds another ready (of this node
+// or another).
+func (h *nodeHandle) releaseHandle(r *readyHandle) {
+	r.p = nil
+	r.gen++
+	handlePool.Put(r)
+}
+
 func (h *nodeHandle) free() {
 	for _, r := range h.pending {
 		cReadyFree(r.p)
-		r.p, r.env = nil, nil
+		r.p = nil
+		r.gen++ // not pooled: the cleanup may run on any goroutine
 	}
 	h.pending = nil
 	cNodeFree(h.p)
@@ -91,15 +130,31 @@ func (rn *RawNode) Close() error {
 		return nil
 	}
 	rn.cleanup.Stop()
+	if rn.set != nil {
+		rn.set.remove(rn)
+	}
 	rn.h.free()
+	rn.hrOK = false
 	return nil
 }
 
+// ptr is the C node for a call that may change it: the has_ready cache
+// is dropped (calls that read has_ready in the same crossing set it
+// again).
 func (rn *RawNode) ptr() (cNode, error) {
 	if rn == nil || rn.h.p == nil {
 		return nil, ErrClosed
 	}
+	rn.hrOK = false
 	return rn.h.p, nil
+}
+
+// setHR records what a call learned about has_ready.
+func (rn *RawNode) setHR(has, known bool) {
+	rn.hr, rn.hrOK = has, known
+	if rn.set != nil {
+		rn.hrEpoch = rn.set.epoch
+	}
 }
 
 // must panics on errors of methods that have no error result in etcd's
@@ -146,7 +201,9 @@ func (rn *RawNode) BootstrapWithLearners(voters, learners []uint64) error {
 func (rn *RawNode) Tick() {
 	p, err := rn.ptr()
 	must(err)
-	must(cNodeTick(p))
+	has, known, err := cNodeTickHR(p)
+	must(err)
+	rn.setHR(has, known)
 	runtime.KeepAlive(rn)
 }
 
@@ -169,7 +226,24 @@ func (rn *RawNode) Propose(data []byte) error {
 	if err != nil {
 		return err
 	}
-	err = cNodePropose(p, data)
+	has, known, err := cNodeProposeHR(p, data)
+	rn.setHR(has, known)
+	runtime.KeepAlive(rn)
+	return err
+}
+
+// ProposeBatch proposes the payloads as one proposal, in one cgo
+// crossing: on the leader they are appended together, in order, or not
+// at all (an empty batch is dropped). The payloads are read during the
+// call only (small ones are copied into a reused buffer, large ones
+// pinned), never kept. Errors as for Propose.
+func (rn *RawNode) ProposeBatch(payloads [][]byte) error {
+	p, err := rn.ptr()
+	if err != nil {
+		return err
+	}
+	has, known, err := cNodeProposeBatch(p, &rn.scratch().b, payloads)
+	rn.setHR(has, known)
 	runtime.KeepAlive(rn)
 	return err
 }
@@ -221,20 +295,21 @@ func (rn *RawNode) TryApplyConfChange(cc raftpb.ConfChangeI) (*raftpb.ConfState,
 	if err != nil {
 		return nil, err
 	}
-	if rn.csBuf == nil {
-		rn.csBuf = make([]byte, 512)
+	x := rn.scratch()
+	if x.csBuf == nil {
+		x.csBuf = make([]byte, 512)
 	}
-	n, err := cNodeApplyConfChange(p, data, typ == raftpb.EntryConfChangeV2, rn.csBuf)
+	n, err := cNodeApplyConfChange(p, data, typ == raftpb.EntryConfChangeV2, x.csBuf)
 	runtime.KeepAlive(rn)
 	if err != nil {
 		return nil, err
 	}
-	if n > len(rn.csBuf) {
+	if n > len(x.csBuf) {
 		// Applied, but the ConfState did not fit: read it again.
 		return rn.confState()
 	}
 	cs := &raftpb.ConfState{}
-	if err := cs.Unmarshal(rn.csBuf[:n]); err != nil {
+	if err := cs.Unmarshal(x.csBuf[:n]); err != nil {
 		return nil, err
 	}
 	return cs, nil
@@ -246,23 +321,24 @@ func (rn *RawNode) confState() (*raftpb.ConfState, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rn.csBuf == nil {
-		rn.csBuf = make([]byte, 512)
+	x := rn.scratch()
+	if x.csBuf == nil {
+		x.csBuf = make([]byte, 512)
 	}
 	for {
-		n, err := cNodeConfState(p, rn.csBuf)
+		n, err := cNodeConfState(p, x.csBuf)
 		if err != nil {
 			return nil, err
 		}
-		if n <= len(rn.csBuf) {
+		if n <= len(x.csBuf) {
 			runtime.KeepAlive(rn)
 			cs := &raftpb.ConfState{}
-			if err := cs.Unmarshal(rn.csBuf[:n]); err != nil {
+			if err := cs.Unmarshal(x.csBuf[:n]); err != nil {
 				return nil, err
 			}
 			return cs, nil
 		}
-		rn.csBuf = make([]byte, n)
+		x.csBuf = make([]byte, n)
 	}
 }
 
@@ -278,18 +354,20 @@ func (rn *RawNode) Step(m raftpb.Message) error {
 	if err != nil {
 		return err
 	}
+	x := rn.scratch()
 	n := m.Size()
-	if cap(rn.stepBuf) < n {
-		rn.stepBuf = make([]byte, n, n+n/2)
+	if cap(x.stepBuf) < n {
+		x.stepBuf = make([]byte, n, n+n/2)
 	}
-	buf := rn.stepBuf[:n]
+	buf := x.stepBuf[:n]
 	if _, err := m.MarshalToSizedBuffer(buf); err != nil {
 		return err
 	}
-	err = cNodeStep(p, buf)
+	has, known, err := cNodeStepHR(p, buf)
+	rn.setHR(has, known)
 	runtime.KeepAlive(rn)
-	if cap(rn.stepBuf) > 1<<20 {
-		rn.stepBuf = nil // do not pin a large snapshot's buffer
+	if cap(x.stepBuf) > 1<<20 {
+		x.stepBuf = nil // do not keep a large snapshot's buffer
 	}
 	return err
 }
@@ -301,40 +379,125 @@ func (rn *RawNode) StepBytes(msg []byte) error {
 	if err != nil {
 		return err
 	}
-	err = cNodeStep(p, msg)
+	has, known, err := cNodeStepHR(p, msg)
+	rn.setHR(has, known)
 	runtime.KeepAlive(rn)
 	return err
 }
 
-// HasReady reports whether a Ready with work in it is available.
+// StepBatch feeds raftpb-encoded messages, as received from the network,
+// in order and in one cgo crossing (StepBytes for each, under one lock).
+// Every message is stepped even when an earlier one fails; the error is
+// the first failure's. The messages are read during the call only.
+func (rn *RawNode) StepBatch(msgs [][]byte) error {
+	p, err := rn.ptr()
+	if err != nil {
+		return err
+	}
+	has, known, err := cNodeStepBatch(p, &rn.scratch().b, msgs)
+	rn.setHR(has, known)
+	runtime.KeepAlive(rn)
+	return err
+}
+
+// HasReady reports whether a Ready with work in it is available. Most
+// calls learn it in their own crossing (Tick, Step, Propose, Ready,
+// Advance and the batch calls), so HasReady after them crosses nothing.
 func (rn *RawNode) HasReady() bool {
+	if rn != nil && rn.hrOK && rn.h.p != nil && (rn.set == nil || rn.hrEpoch == rn.set.epoch) {
+		return rn.hr
+	}
 	p, err := rn.ptr()
 	must(err)
 	has, err := cNodeHasReady(p)
 	must(err)
+	rn.setHR(has, true)
 	runtime.KeepAlive(rn)
 	return has
 }
 
-// Ready returns the next batch of work. It must be handed back to Advance
-// once handled. The whole Ready crosses from the library in one call.
-func (rn *RawNode) Ready() Ready {
+// takeReady takes the next C ready and its flat view into a handle, in
+// one crossing, and records it as pending.
+// With s not nil the ready is also persisted into s, in the same
+// crossing: persistErr is the write's outcome.
+func (rn *RawNode) takeReady(s *MemoryStorage) (h *readyHandle, persistErr, err error) {
 	p, err := rn.ptr()
+	if err != nil {
+		return nil, nil, err
+	}
+	var sp cStorage
+	if s != nil {
+		if sp, err = s.ptr(); err != nil {
+			return nil, nil, err
+		}
+	}
+	h = rn.h.takeHandle()
+	has, known, persistErr, err := cReadyFlat(p, sp, h)
+	runtime.KeepAlive(rn)
+	runtime.KeepAlive(s)
+	if err != nil {
+		rn.h.releaseHandle(h)
+		return nil, nil, err
+	}
+	rn.setHR(has, known)
+	rn.h.pending = append(rn.h.pending, h)
+	return h, persistErr, nil
+}
+
+// Ready returns the next batch of work. It must be handed back to Advance
+// once handled. The whole Ready crosses from the library in one call and
+// is copied into Go memory (ReadyView reads it in place instead).
+func (rn *RawNode) Ready() Ready {
+	h, _, err := rn.takeReady(nil)
 	must(err)
-	crd, view, err := cNodeReady(p)
-	must(err)
-	rd := Ready{h: &readyHandle{p: crd, env: view}, rn: rn}
-	err = decodeReady(view, &rd)
-	if err == nil {
-		rd.MembershipEvents, err = cReadyMembershipEvents(crd)
+	rd := Ready{h: h, gen: h.gen, rn: rn}
+	err = fillReady(&rd, h)
+	if err == nil && membershipEventCount(h) > 0 {
+		rd.MembershipEvents, err = cReadyMembershipEvents(h.p)
 	}
 	runtime.KeepAlive(rn)
 	if err != nil {
-		cReadyFree(crd)
-		panic(err)
+		panic(err) // the C ready stays pending: released by Close
 	}
-	rn.h.pending = append(rn.h.pending, rd.h)
 	return rd
+}
+
+// ReadyView returns the next batch of work as views over the library's
+// memory, in one cgo crossing and without copying or allocating (see
+// ReadyView for how long the views are valid). Handle it as a Ready:
+// MemoryStorage.AppendReadyView, send, apply, then AdvanceView.
+func (rn *RawNode) ReadyView() (ReadyView, error) {
+	h, _, err := rn.takeReady(nil)
+	if err != nil {
+		return ReadyView{}, err
+	}
+	return ReadyView{h: h, gen: h.gen, rn: rn}, nil
+}
+
+// ReadyViewPersisted is ReadyView followed by s.AppendReadyView, in one
+// cgo crossing: the Ready comes back already written to s (synced when
+// it must be, for a disk storage). When the write fails, the view is
+// returned all the same with the write's error: nothing of the Ready is
+// durable then; retry AppendReadyView, and do not send or advance before
+// it succeeds.
+func (rn *RawNode) ReadyViewPersisted(s *MemoryStorage) (ReadyView, error) {
+	if s == nil {
+		return ReadyView{}, &Error{CodeNullArg, "the storage must not be nil"}
+	}
+	h, perr, err := rn.takeReady(s)
+	if err != nil {
+		return ReadyView{}, err
+	}
+	return ReadyView{h: h, gen: h.gen, rn: rn}, perr
+}
+
+// AdvanceView is TryAdvance for a ReadyView: the view, and every slice
+// it handed out, is invalid afterwards. Same errors.
+func (rn *RawNode) AdvanceView(v ReadyView) error {
+	if v.rn != rn {
+		return &Error{CodeReadyForeign, "the ReadyView was not handed out by this node"}
+	}
+	return rn.advance(v.h, v.gen)
 }
 
 // Advance tells the node that rd was handled: persisted, sent and
@@ -360,33 +523,48 @@ func (rn *RawNode) Advance(rd Ready) {
 // cover: AppendReady first), ErrClosed and ErrPanic. On an error nothing
 // is acknowledged and rd stays as it was.
 func (rn *RawNode) TryAdvance(rd Ready) error {
-	p, err := rn.ptr()
-	if err != nil {
+	if _, err := rn.ptr(); err != nil {
 		return err
 	}
 	if rd.h == nil || rd.rn != rn {
 		return &Error{CodeReadyForeign, "the Ready was not handed out by this node"}
 	}
-	if rd.h.p == nil {
+	return rn.advance(rd.h, rd.gen)
+}
+
+// advance acknowledges the ready of h (generation gen) and releases it
+// and the earlier ones it covers.
+func (rn *RawNode) advance(h *readyHandle, gen uint64) error {
+	p, err := rn.ptr()
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		return &Error{CodeReadyForeign, "the Ready was not handed out by this node"}
+	}
+	if !h.live(gen) {
 		return &Error{CodeReadyStale, "the Ready was already advanced or released"}
 	}
-	err = cNodeAdvance(p, rd.h.p)
+	has, known, err := cNodeAdvanceHR(p, h.p)
 	runtime.KeepAlive(rn)
 	if err != nil {
 		return err
 	}
-	rd.h.p, rd.h.env = nil, nil
+	rn.setHR(has, known)
 	// Earlier readies are covered by this one: release them.
 	for i, r := range rn.h.pending {
-		if r == rd.h {
+		if r == h {
 			for _, old := range rn.h.pending[:i] {
 				cReadyFree(old.p)
-				old.p, old.env = nil, nil
+				rn.h.releaseHandle(old)
 			}
-			rn.h.pending = append(rn.h.pending[:0], rn.h.pending[i+1:]...)
+			n := copy(rn.h.pending, rn.h.pending[i+1:])
+			clear(rn.h.pending[n:])
+			rn.h.pending = rn.h.pending[:n]
 			break
 		}
 	}
+	rn.h.releaseHandle(h) // its C ready was freed by the advance
 	return nil
 }
 
@@ -398,7 +576,8 @@ func (rn *RawNode) ReadIndex(rctx []byte) error {
 	if err != nil {
 		return err
 	}
-	err = cNodeReadIndex(p, rctx)
+	has, known, err := cNodeReadIndexHR(p, rctx)
+	rn.setHR(has, known)
 	runtime.KeepAlive(rn)
 	return err
 }

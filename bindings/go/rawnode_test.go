@@ -312,7 +312,7 @@ func TestStepErrors(t *testing.T) {
 	if err := rn.Step(big); err != nil {
 		t.Fatal(err)
 	}
-	if rn.stepBuf != nil {
+	if rn.x.stepBuf != nil {
 		t.Fatal("large step buffer kept")
 	}
 	// Without a leader a proposal is dropped.

@@ -1,7 +1,6 @@
 package raftlet
 
 import (
-	"encoding/binary"
 	"fmt"
 	"runtime"
 
@@ -56,9 +55,8 @@ type ReadState struct {
 // responses, pre-vote requests, forwarded proposals and reads) and those
 // that must wait for the write (vote requests, vote and append responses,
 // anything sent while the node's term or vote was not yet durable). Sending
-// all of them after the write is always safe; a host that sends early
-// splits them with ImmediateMessages and PersistedMessages, the two lists
-// of the C ABI and the Rust and Python APIs.
+// all of them after the write is always safe; the C ABI and the Rust and
+// Python APIs keep the two lists apart for hosts that send early.
 type Ready struct {
 	// SoftState is non-nil when the leader or the role changed.
 	*SoftState
@@ -96,8 +94,9 @@ type Ready struct {
 	// immediate is how many of Messages (the first ones) may be sent at once.
 	immediate int
 
-	h  *readyHandle // the C ready, until Advance
-	rn *RawNode     // keeps the node (and so the C ready) alive
+	h   *readyHandle // the C ready, until Advance
+	gen uint64       // h's generation when this Ready was taken
+	rn  *RawNode     // keeps the node (and so the C ready) alive
 }
 
 // ImmediateMessages returns the first messages of Messages: those that may
@@ -116,34 +115,19 @@ func (rd *Ready) PersistedMessages() []raftpb.Message {
 	return rd.Messages[rd.immediate:]
 }
 
-// readyHandle owns a C ready between RawNode.Ready and RawNode.Advance.
-type readyHandle struct {
-	p   cReady
-	env []byte // the envelope: C memory owned by p
-}
-
 // EncodedMessages returns Messages as raftlet encoded them (raftpb bytes,
 // in the same order), so that a transport can send them without encoding
 // them again in Go. The bytes are copies. It must be called before
 // Advance: afterwards it returns ErrReadyStale.
 func (rd *Ready) EncodedMessages() ([][]byte, error) {
-	if rd.h == nil || rd.h.p == nil {
-		return nil, ErrReadyStale
+	v := ReadyView{h: rd.h, gen: rd.gen, rn: rd.rn}
+	msgs, err := v.Messages()
+	if err != nil {
+		return nil, err
 	}
-	out := make([][]byte, 0, len(rd.Messages))
-	// The immediate messages first, then the persisted ones, as in Messages.
-	for _, want := range [2]uint64{envMessages, envPersistedMessages} {
-		buf := rd.h.env
-		for len(buf) > 0 {
-			num, _, _, payload, rest, err := field(buf)
-			if err != nil {
-				return nil, err
-			}
-			buf = rest
-			if num == want {
-				out = append(out, append([]byte(nil), payload...))
-			}
-		}
+	out := make([][]byte, len(msgs))
+	for i := range msgs {
+		out[i] = append([]byte(nil), msgs[i].Data()...)
 	}
 	runtime.KeepAlive(rd.rn)
 	return out, nil
@@ -172,150 +156,4 @@ func (rd *Ready) containsUpdates() bool {
 	return rd.SoftState != nil || !IsEmptyHardState(rd.HardState) ||
 		!IsEmptySnap(rd.Snapshot) || len(rd.Entries) > 0 ||
 		len(rd.CommittedEntries) > 0 || len(rd.Messages) > 0 || len(rd.ReadStates) > 0
-}
-
-// The fields of the ready envelope (raftlet_ready_encode).
-const (
-	envMessages          = 1
-	envPersistedMessages = 2
-	envEntries           = 3
-	envCommittedEntries  = 4
-	envHardState         = 5
-	envSoftState         = 6
-	envSnapshot          = 7
-	envReadStates        = 8
-	envMustSync          = 9
-)
-
-// field reads one protobuf field: its number, wire type, and either its
-// varint value or its payload.
-func field(buf []byte) (num uint64, wire uint64, v uint64, payload []byte, rest []byte, err error) {
-	key, n := binary.Uvarint(buf)
-	if n <= 0 {
-		return 0, 0, 0, nil, nil, fmt.Errorf("raftlet: bad field key in ready envelope")
-	}
-	buf = buf[n:]
-	num, wire = key>>3, key&7
-	switch wire {
-	case 0:
-		v, n = binary.Uvarint(buf)
-		if n <= 0 {
-			return 0, 0, 0, nil, nil, fmt.Errorf("raftlet: bad varint in ready envelope")
-		}
-		return num, wire, v, nil, buf[n:], nil
-	case 2:
-		l, n := binary.Uvarint(buf)
-		if n <= 0 || l > uint64(len(buf)-n) {
-			return 0, 0, 0, nil, nil, fmt.Errorf("raftlet: bad length in ready envelope")
-		}
-		end := n + int(l)
-		return num, wire, 0, buf[n:end], buf[end:], nil
-	default:
-		return 0, 0, 0, nil, nil, fmt.Errorf("raftlet: unexpected wire type %d in ready envelope", wire)
-	}
-}
-
-// count tells how many fields of each number the envelope holds, to size
-// the slices once.
-func countFields(buf []byte) (counts [envMustSync + 1]int, err error) {
-	for len(buf) > 0 {
-		num, _, _, _, rest, err := field(buf)
-		if err != nil {
-			return counts, err
-		}
-		if num < uint64(len(counts)) {
-			counts[num]++
-		}
-		buf = rest
-	}
-	return counts, nil
-}
-
-// decodeReady fills rd from a ready envelope. The byte fields it decodes
-// are copied (gogoproto's Unmarshal copies), so buf may be C memory freed
-// afterwards.
-func decodeReady(buf []byte, rd *Ready) error {
-	counts, err := countFields(buf)
-	if err != nil {
-		return err
-	}
-	if n := counts[envMessages] + counts[envPersistedMessages]; n > 0 {
-		rd.Messages = make([]raftpb.Message, n)
-	}
-	// Immediate messages fill Messages from the front, persisted ones
-	// follow them, whatever the order of the envelope.
-	rd.immediate = counts[envMessages]
-	nextImmediate, nextPersisted := 0, rd.immediate
-	if n := counts[envEntries]; n > 0 {
-		rd.Entries = make([]raftpb.Entry, 0, n)
-	}
-	if n := counts[envCommittedEntries]; n > 0 {
-		rd.CommittedEntries = make([]raftpb.Entry, 0, n)
-	}
-	if n := counts[envReadStates]; n > 0 {
-		rd.ReadStates = make([]ReadState, 0, n)
-	}
-	for len(buf) > 0 {
-		num, _, v, payload, rest, err := field(buf)
-		if err != nil {
-			return err
-		}
-		buf = rest
-		switch num {
-		case envMessages:
-			err = rd.Messages[nextImmediate].Unmarshal(payload)
-			nextImmediate++
-		case envPersistedMessages:
-			err = rd.Messages[nextPersisted].Unmarshal(payload)
-			nextPersisted++
-		case envEntries:
-			rd.Entries = append(rd.Entries, raftpb.Entry{})
-			err = rd.Entries[len(rd.Entries)-1].Unmarshal(payload)
-		case envCommittedEntries:
-			rd.CommittedEntries = append(rd.CommittedEntries, raftpb.Entry{})
-			err = rd.CommittedEntries[len(rd.CommittedEntries)-1].Unmarshal(payload)
-		case envHardState:
-			err = rd.HardState.Unmarshal(payload)
-		case envSoftState:
-			ss := &SoftState{}
-			for len(payload) > 0 {
-				n, _, x, _, r, e := field(payload)
-				if e != nil {
-					return e
-				}
-				payload = r
-				switch n {
-				case 1:
-					ss.Lead = x
-				case 2:
-					ss.RaftState = StateType(x)
-				}
-			}
-			rd.SoftState = ss
-		case envSnapshot:
-			err = rd.Snapshot.Unmarshal(payload)
-		case envReadStates:
-			var rs ReadState
-			for len(payload) > 0 {
-				n, _, x, p, r, e := field(payload)
-				if e != nil {
-					return e
-				}
-				payload = r
-				switch n {
-				case 1:
-					rs.Index = x
-				case 2:
-					rs.RequestCtx = append([]byte(nil), p...)
-				}
-			}
-			rd.ReadStates = append(rd.ReadStates, rs)
-		case envMustSync:
-			rd.MustSync = v != 0
-		}
-		if err != nil {
-			return fmt.Errorf("raftlet: ready envelope field %d: %w", num, err)
-		}
-	}
-	return nil
 }

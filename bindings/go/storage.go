@@ -99,7 +99,7 @@ func (s *MemoryStorage) AppendReady(rd Ready) error {
 		return err
 	}
 	if rd.h != nil {
-		if rd.h.p == nil {
+		if !rd.h.live(rd.gen) {
 			// Advanced, released by a later Advance, or closed with its
 			// node: persisting its copy now would rewrite the log.
 			return &Error{CodeReadyStale, "the Ready was already advanced or released"}
@@ -121,6 +121,22 @@ func (s *MemoryStorage) AppendReady(rd Ready) error {
 		return s.SetHardState(rd.HardState)
 	}
 	return nil
+}
+
+// AppendReadyView is AppendReady for a ReadyView: one call into the
+// library, which reads the ready it holds. Same rules and errors.
+func (s *MemoryStorage) AppendReadyView(v ReadyView) error {
+	p, err := s.ptr()
+	if err != nil {
+		return err
+	}
+	if !v.h.live(v.gen) {
+		return &Error{CodeReadyStale, "the Ready was already advanced or released"}
+	}
+	err = cStorageAppendReady(p, v.h.p)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(v.rn)
+	return err
 }
 
 // SetHardState saves the hard state (term, vote, commit).

@@ -22,6 +22,7 @@ extern crate raftlet_core as raftlet;
 #[macro_use]
 mod boundary;
 mod any_storage;
+mod bulk;
 mod config;
 mod learner;
 mod log;
@@ -35,6 +36,7 @@ mod storage_disk;
 mod tests_bindings;
 mod version;
 
+pub use bulk::*;
 pub use config::*;
 pub use learner::*;
 pub use log::*;

@@ -72,6 +72,10 @@ pub(crate) struct NodeTrack {
     /// acknowledged again. Written under the node lock, read by
     /// raftlet_storage_append_ready without it.
     pub(crate) advanced: AtomicU64,
+    /// The message-encoding buffer of the last ready freed, reused by the
+    /// next one: a large buffer would otherwise be mapped (and its pages
+    /// faulted in) afresh for every ready.
+    pub(crate) spare_buf: Mutex<Vec<u8>>,
 }
 
 pub(crate) fn role_code(r: StateRole) -> u32 {
@@ -145,6 +149,7 @@ pub unsafe extern "C" fn raftlet_node_new(
                     track: Arc::new(NodeTrack {
                         generation: next_generation(),
                         advanced: AtomicU64::new(0),
+                        spare_buf: Mutex::new(Vec::new()),
                     }),
                     poisoned: AtomicBool::new(false),
                 });

@@ -113,7 +113,40 @@ pub struct raftlet_ready {
     /// The whole ready as one envelope (raftlet_ready_encode), built on
     /// first use.
     envelope: OnceLock<Vec<u8>>,
+    /// The view arrays of raftlet_ready_view, built on first use.
+    flat: OnceLock<FlatArrays>,
 }
+
+impl Drop for raftlet_ready {
+    fn drop(&mut self) {
+        // The largest message-encoding buffer a node keeps for its next ready.
+        const MAX_SPARE_BUF: usize = 64 << 20;
+        let buf = std::mem::take(&mut self.buf);
+        if buf.capacity() > 0 && buf.capacity() <= MAX_SPARE_BUF {
+            let mut spare = self.track.spare_buf.lock();
+            if spare.capacity() < buf.capacity() {
+                *spare = buf;
+            }
+        }
+    }
+}
+
+/// The arrays raftlet_ready_view points into. Their pointers point into
+/// the ready's own immutable data (the message encodings, the entries'
+/// payloads, the read contexts), which lives as long as the ready.
+struct FlatArrays {
+    messages: Vec<raftlet_message_view>,
+    entries: Vec<raftlet_entry_view>,
+    committed_entries: Vec<raftlet_entry_view>,
+    read_states: Vec<raftlet_read_state_view>,
+}
+
+// SAFETY: the raw pointers inside point into data the ready owns and never
+// mutates after creation; reading them from several threads is as safe as
+// reading the ready itself, which is immutable once created.
+unsafe impl Send for FlatArrays {}
+// SAFETY: as above: shared reads of immutable data only.
+unsafe impl Sync for FlatArrays {}
 
 fn encode_all(msgs: &[Message], buf: &mut Vec<u8>, spans: &mut Vec<(usize, usize)>) {
     for m in msgs {
@@ -136,7 +169,13 @@ impl raftlet_ready {
             .chain(rd.persisted_messages.iter())
             .map(|m| m.encoded_len())
             .sum();
-        let mut buf = Vec::with_capacity(total);
+        let mut buf = if total > 0 {
+            std::mem::take(&mut *track.spare_buf.lock())
+        } else {
+            Vec::new()
+        };
+        buf.clear();
+        buf.reserve(total);
         let mut spans = Vec::with_capacity(rd.messages.len() + rd.persisted_messages.len());
         encode_all(&rd.messages, &mut buf, &mut spans);
         encode_all(&rd.persisted_messages, &mut buf, &mut spans);
@@ -155,6 +194,7 @@ impl raftlet_ready {
             spans,
             snapshot_encoded,
             envelope: OnceLock::new(),
+            flat: OnceLock::new(),
         }
     }
 
@@ -670,6 +710,146 @@ pub unsafe extern "C" fn raftlet_ready_encode(
         check_null!(encoded_out);
         let env = r.envelope.get_or_init(|| r.encode_envelope());
         put!(encoded_out, raftlet_bytes::from_slice(env));
+        RAFTLET_OK
+    })
+}
+
+/// A whole ready as flat arrays, filled by raftlet_ready_view in one call,
+/// so that a binding reads a ready with one crossing of the ABI and no
+/// copy. Every pointer points into memory owned by the ready, valid until
+/// raftlet_ready_free (views taken stay valid after the ready is advanced,
+/// as for the other accessors). An array with a count of 0 may be NULL.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct raftlet_ready_flat {
+    /// All messages: the `persisted_message_start` ones that may be sent
+    /// at once, then those to send once this ready and every earlier one
+    /// are durable (as raftlet_ready_all_message).
+    pub messages: *const raftlet_message_view,
+    /// The number of `messages`.
+    pub message_count: usize,
+    /// The index in `messages` of the first persisted message (equal to
+    /// `message_count` when there is none).
+    pub persisted_message_start: usize,
+    /// The entries to append to stable storage.
+    pub entries: *const raftlet_entry_view,
+    /// The number of `entries`.
+    pub entry_count: usize,
+    /// The committed entries to apply, in order.
+    pub committed_entries: *const raftlet_entry_view,
+    /// The number of `committed_entries`.
+    pub committed_entry_count: usize,
+    /// The read states (answers to raftlet_node_read_index).
+    pub read_states: *const raftlet_read_state_view,
+    /// The number of `read_states`.
+    pub read_state_count: usize,
+    /// The number of membership events (raftlet_ready_membership_event).
+    pub membership_event_count: usize,
+    /// The hard state to persist, valid when `has_hard_state`.
+    pub hard_state: raftlet_hard_state,
+    /// The soft state, valid when `has_soft_state`.
+    pub soft_state: raftlet_soft_state,
+    /// The snapshot to persist and apply, valid when `has_snapshot`.
+    pub snapshot: raftlet_snapshot_view,
+    /// Whether there is a hard state to persist.
+    pub has_hard_state: bool,
+    /// Whether the leader or the role changed.
+    pub has_soft_state: bool,
+    /// Whether there is a snapshot.
+    pub has_snapshot: bool,
+    /// Whether the ready's write must be synced to disk.
+    pub must_sync: bool,
+}
+
+impl raftlet_ready {
+    fn build_flat(&self) -> FlatArrays {
+        let rd = &self.rd;
+        FlatArrays {
+            messages: (0..self.spans.len())
+                .map(|i| self.message_view(i))
+                .collect(),
+            entries: rd.entries.iter().map(entry_view).collect(),
+            committed_entries: rd.committed_entries.iter().map(entry_view).collect(),
+            read_states: rd
+                .read_states
+                .iter()
+                .map(|rs| raftlet_read_state_view {
+                    index: rs.index,
+                    request_ctx: raftlet_bytes::from_slice(&rs.request_ctx),
+                })
+                .collect(),
+        }
+    }
+
+    fn flat_view(&self) -> raftlet_ready_flat {
+        let f = self.flat.get_or_init(|| self.build_flat());
+        fn ptr<T>(v: &[T]) -> *const T {
+            if v.is_empty() {
+                std::ptr::null()
+            } else {
+                v.as_ptr()
+            }
+        }
+        let rd = &self.rd;
+        let hs = rd.hard_state.unwrap_or_default();
+        let ss = rd.soft_state.unwrap_or_default();
+        raftlet_ready_flat {
+            messages: ptr(&f.messages),
+            message_count: f.messages.len(),
+            persisted_message_start: rd.messages.len(),
+            entries: ptr(&f.entries),
+            entry_count: f.entries.len(),
+            committed_entries: ptr(&f.committed_entries),
+            committed_entry_count: f.committed_entries.len(),
+            read_states: ptr(&f.read_states),
+            read_state_count: f.read_states.len(),
+            membership_event_count: rd.membership_events.len(),
+            hard_state: raftlet_hard_state {
+                term: hs.term,
+                vote: hs.vote,
+                commit: hs.commit,
+            },
+            soft_state: raftlet_soft_state {
+                leader_id: ss.leader_id,
+                role: crate::node::role_code(ss.raft_state),
+            },
+            snapshot: match &rd.snapshot {
+                Some(s) => raftlet_snapshot_view {
+                    index: s.metadata.index,
+                    term: s.metadata.term,
+                    data: raftlet_bytes::from_slice(s.data()),
+                    encoded: raftlet_bytes::from_slice(&self.snapshot_encoded),
+                },
+                None => raftlet_snapshot_view {
+                    index: 0,
+                    term: 0,
+                    data: raftlet_bytes::from_slice(&[]),
+                    encoded: raftlet_bytes::from_slice(&[]),
+                },
+            },
+            has_hard_state: rd.hard_state.is_some(),
+            has_soft_state: rd.soft_state.is_some(),
+            has_snapshot: rd.snapshot.is_some(),
+            must_sync: rd.must_sync,
+        }
+    }
+}
+
+/// Fills `*flat_out` with the whole ready (messages, entries, committed
+/// entries, read states, hard and soft state, snapshot, must_sync and the
+/// number of membership events) in one call; the arrays are built on the
+/// first call and owned by the ready (see raftlet_ready_flat). The ready is
+/// not consumed. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
+/// RAFTLET_ERR_READY_STALE.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_ready_view(
+    ready: *const raftlet_ready,
+    flat_out: *mut raftlet_ready_flat,
+) -> raftlet_result {
+    ffi_boundary!({
+        let r = live_ready!(ready);
+        check_null!(flat_out);
+        put!(flat_out, r.flat_view());
         RAFTLET_OK
     })
 }

@@ -165,3 +165,8 @@ pub extern "C" fn raftlet_result_str(code: u32) -> *const c_char {
 pub extern "C" fn raftlet_last_error_message() -> *const c_char {
     LAST_ERROR.with(|e| e.borrow().as_ptr())
 }
+
+/// This thread's last error detail (what raftlet_last_error_message shows).
+pub(crate) fn last_error() -> CString {
+    LAST_ERROR.with(|e| e.borrow().clone())
+}

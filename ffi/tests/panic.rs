@@ -648,3 +648,46 @@ fn a_ready_of_a_freed_node_is_refused_by_a_node_at_the_same_address() {
         assert_eq!(st.role, 2);
     }
 }
+
+#[test]
+fn the_batch_calls_refuse_a_poisoned_node_and_tick_the_others() {
+    let bad = Fixture::new();
+    let good = Fixture::new();
+    // SAFETY: valid handles, arrays and out-pointers.
+    unsafe {
+        assert_eq!(raftlet_testing_panic(bad.node), RAFTLET_PANIC);
+        let hb = [0x08u8, 8, 0x10, 1, 0x18, 1, 0x20, 9];
+        let msgs = [raftlet_bytes {
+            ptr: hb.as_ptr(),
+            len: hb.len(),
+        }];
+        let mut res = [RAFTLET_OK];
+        assert_eq!(
+            raftlet_node_step_batch(bad.node, msgs.as_ptr(), 1, res.as_mut_ptr()),
+            RAFTLET_PANIC
+        );
+        assert_eq!(res[0], RAFTLET_PANIC, "an unstepped message says why");
+        assert_eq!(
+            raftlet_node_propose_batch(bad.node, msgs.as_ptr(), 1),
+            RAFTLET_PANIC
+        );
+        // The healthy node is ticked although the poisoned one comes first:
+        // past its election timeout it campaigns, and has a ready.
+        let nodes = [bad.node, good.node];
+        let mut bits = [0xffu8];
+        let mut saw = false;
+        for _ in 0..100 {
+            assert_eq!(
+                raftlet_tick_many(nodes.as_ptr(), 2, bits.as_mut_ptr()),
+                RAFTLET_PANIC
+            );
+            assert!(last_error().contains("poisoned"), "{}", last_error());
+            assert_eq!(bits[0] & 1, 0, "a poisoned node never has a ready");
+            if bits[0] & 2 != 0 {
+                saw = true;
+                break;
+            }
+        }
+        assert!(saw, "the healthy node was not ticked into a campaign");
+    }
+}

@@ -2888,6 +2888,174 @@ static void test_learner_standby(void) {
     reset_cluster();
 }
 
+/* The calls that do many calls' work in one crossing: raftlet_ready_view
+ * (a whole ready as flat arrays), raftlet_node_propose_batch,
+ * raftlet_node_step_batch and raftlet_tick_many. */
+static void test_batch_calls(void) {
+    reset_cluster();
+    const uint64_t voters[] = {1, 2, 3};
+    for (uint64_t id = 1; id <= 3; id++) {
+        start_node(id, voters, 3, NULL, 0);
+    }
+    uint64_t l = elect();
+    CHECK(l != 0);
+    if (!l) {
+        reset_cluster();
+        return;
+    }
+    raftlet_node *ln = H[l].node;
+    uint64_t f = l == 1 ? 2 : 1;
+
+    /* propose_batch: bad input is refused with nothing proposed. */
+    raftlet_status before = status_of(l);
+    raftlet_bytes bad[2] = {{B("x"), 1}, {NULL, 3}};
+    EXPECT_RC(raftlet_node_propose_batch(NULL, bad, 1), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_propose_batch(ln, NULL, 2), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_propose_batch(ln, bad, 2), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_propose_batch(ln, NULL, 0), RAFTLET_ERR_PROPOSAL_DROPPED);
+    bool has = true;
+    EXPECT_OK(raftlet_node_has_ready(ln, &has));
+    CHECK(!has);
+    CHECK(status_of(l).commit == before.commit);
+
+    /* Three payloads (one empty) in one proposal. */
+    raftlet_bytes ps[3] = {{B("one"), 3}, {NULL, 0}, {B("three"), 5}};
+    EXPECT_OK(raftlet_node_propose_batch(ln, ps, 3));
+    raftlet_ready *rd = NULL;
+    EXPECT_OK(raftlet_node_ready(ln, &rd));
+    raftlet_ready_flat fl;
+    EXPECT_RC(raftlet_ready_view(NULL, &fl), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_ready_view(rd, NULL), RAFTLET_ERR_NULL_ARG);
+    memset(&fl, 0x5A, sizeof fl);
+    EXPECT_OK(raftlet_ready_view(rd, &fl));
+    /* The flat view says what the accessors say, pointer for pointer. */
+    size_t n = 0;
+    EXPECT_OK(raftlet_ready_entry_count(rd, &n));
+    CHECK(fl.entry_count == n && n == 3);
+    for (size_t i = 0; i < n && i < fl.entry_count; i++) {
+        raftlet_entry_view e;
+        EXPECT_OK(raftlet_ready_entry(rd, i, &e));
+        CHECK(fl.entries[i].index == e.index && fl.entries[i].term == e.term);
+        CHECK(fl.entries[i].entry_type == e.entry_type);
+        CHECK(fl.entries[i].data.ptr == e.data.ptr && fl.entries[i].data.len == e.data.len);
+    }
+    if (fl.entry_count == 3) {
+        CHECK_BYTES(fl.entries[0].data, "one");
+        CHECK(fl.entries[1].data.len == 0 && fl.entries[1].data.ptr == NULL);
+        CHECK_BYTES(fl.entries[2].data, "three");
+    }
+    EXPECT_OK(raftlet_ready_all_message_count(rd, &n));
+    CHECK(fl.message_count == n && n == 2); /* one append to each follower */
+    size_t at_once = 0;
+    EXPECT_OK(raftlet_ready_message_count(rd, &at_once));
+    CHECK(fl.persisted_message_start == at_once);
+    for (size_t i = 0; i < n && i < fl.message_count; i++) {
+        raftlet_message_view m;
+        EXPECT_OK(raftlet_ready_all_message(rd, i, &m));
+        CHECK(fl.messages[i].to == m.to && fl.messages[i].from == m.from);
+        CHECK(fl.messages[i].msg_type == m.msg_type && fl.messages[i].msg_type == 3);
+        CHECK(fl.messages[i].data.ptr == m.data.ptr && fl.messages[i].data.len == m.data.len);
+    }
+    bool hh = false;
+    raftlet_hard_state hs;
+    EXPECT_OK(raftlet_ready_hard_state(rd, &hh, &hs));
+    CHECK(fl.has_hard_state == hh);
+    bool ms = false;
+    EXPECT_OK(raftlet_ready_must_sync(rd, &ms));
+    CHECK(fl.must_sync == ms && ms);
+    CHECK(!fl.has_snapshot && !fl.has_soft_state);
+    CHECK(fl.committed_entry_count == 0 && fl.committed_entries == NULL);
+    CHECK(fl.read_state_count == 0 && fl.read_states == NULL);
+    CHECK(fl.membership_event_count == 0);
+    /* A second call gives the same arrays (built once). */
+    raftlet_ready_flat fl2;
+    EXPECT_OK(raftlet_ready_view(rd, &fl2));
+    CHECK(fl2.entries == fl.entries && fl2.messages == fl.messages);
+    process_ready(l, rd, true);
+    /* Advanced: the call is refused, but the views taken stay readable
+     * until the ready is freed (ASan checks the reads). */
+    EXPECT_RC(raftlet_ready_view(rd, &fl2), RAFTLET_ERR_READY_STALE);
+    if (fl.entry_count == 3) {
+        CHECK_BYTES(fl.entries[2].data, "three");
+    }
+    raftlet_ready_free(rd);
+
+    /* step_batch: the leader's appends to f, with garbage in the middle;
+     * every good message is stepped, the bad one gets its code. */
+    raftlet_bytes batch[MAX_MSGS];
+    size_t nb = 0, bad_at = 0;
+    for (size_t i = 0; i < mbox_len; i++) {
+        if (mbox[i].to == f) {
+            if (nb == 1) {
+                bad_at = nb;
+                batch[nb].ptr = GARBAGE;
+                batch[nb].len = sizeof GARBAGE;
+                nb++;
+            }
+            batch[nb].ptr = mbox[i].data;
+            batch[nb].len = mbox[i].len;
+            nb++;
+        }
+    }
+    if (nb == 1) {
+        bad_at = nb;
+        batch[nb].ptr = GARBAGE;
+        batch[nb].len = sizeof GARBAGE;
+        nb++;
+    }
+    raftlet_result res[MAX_MSGS];
+    EXPECT_RC(raftlet_node_step_batch(NULL, batch, nb, res), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_step_batch(H[f].node, NULL, 1, res), RAFTLET_ERR_NULL_ARG);
+    raftlet_bytes null_item = {NULL, 4};
+    EXPECT_RC(raftlet_node_step_batch(H[f].node, &null_item, 1, res), RAFTLET_ERR_NULL_ARG);
+    EXPECT_OK(raftlet_node_step_batch(H[f].node, NULL, 0, NULL));
+    EXPECT_OK(raftlet_node_has_ready(H[f].node, &has));
+    CHECK(!has); /* nothing reached the node yet */
+    EXPECT_RC(raftlet_node_step_batch(H[f].node, batch, nb, res), RAFTLET_ERR_DECODE);
+    for (size_t i = 0; i < nb; i++) {
+        CHECK(res[i] == (i == bad_at ? RAFTLET_ERR_DECODE : RAFTLET_OK));
+    }
+    EXPECT_OK(raftlet_node_has_ready(H[f].node, &has));
+    CHECK(has); /* the appends arrived */
+    /* Deliver the rest (f gets its copies again: harmless duplicates). */
+    settle();
+    for (uint64_t id = 1; id <= 3; id++) {
+        CHECK(H[id].applied_normal == 2);
+        CHECK(H[id].last_len == 5 && memcmp(H[id].last_data, "three", 5) == 0);
+    }
+
+    /* tick_many: bad input ticks nothing. A follower ticked past its
+     * election timeout by a refused call would campaign. */
+    raftlet_node *with_null[2] = {H[f].node, NULL};
+    uint8_t bits[2] = {0xff, 0xff};
+    for (int i = 0; i < 40; i++) {
+        EXPECT_RC(raftlet_tick_many(with_null, 2, bits), RAFTLET_ERR_NULL_ARG);
+    }
+    EXPECT_RC(raftlet_tick_many(NULL, 1, bits), RAFTLET_ERR_NULL_ARG);
+    CHECK(bits[0] == 0xff && bits[1] == 0xff); /* not written */
+    EXPECT_OK(raftlet_node_has_ready(H[f].node, &has));
+    CHECK(!has && status_of(f).role == 0);
+    EXPECT_OK(raftlet_tick_many(NULL, 0, NULL));
+    /* Ten slots (two bitmap bytes), the leader in slots 0 and 9: its
+     * heartbeat (heartbeat_tick 1) gives it a ready; the followers,
+     * ticked once, have none. */
+    raftlet_node *ten[10];
+    for (int i = 0; i < 10; i++) {
+        ten[i] = H[i == 0 || i == 9 ? l : f].node;
+    }
+    EXPECT_OK(raftlet_tick_many(ten, 10, bits));
+    CHECK(bits[0] == 0x01 && bits[1] == 0x02);
+    for (int i = 0; i < 10; i++) {
+        bool want = (bits[i / 8] >> (i % 8)) & 1;
+        EXPECT_OK(raftlet_node_has_ready(ten[i], &has));
+        CHECK(has == want);
+    }
+    EXPECT_OK(raftlet_tick_many(ten, 10, NULL)); /* no bitmap wanted */
+    settle();
+    CHECK(find_leader() == l);
+    reset_cluster();
+}
+
 int main(void) {
     RUN(test_last_error_message); /* first: no failure yet on this thread */
     RUN(test_version_and_result_str);
@@ -2904,6 +3072,7 @@ int main(void) {
     RUN(test_conf_changes);
     RUN(test_bootstrap);
     RUN(test_three_nodes);
+    RUN(test_batch_calls);
     RUN(test_disk_storage);
     RUN(test_ready_order_mistakes);
     RUN(test_snapshot_not_persisted);

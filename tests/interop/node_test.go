@@ -77,10 +77,14 @@ type nodeOptions struct {
 	seed            uint64
 }
 
-// raftletNode is the raftlet binding behind impl.
+// raftletNode is the raftlet binding behind impl. Nodes of an even id
+// take their Readies through the zero-copy API (ReadyViewPersisted, the
+// views copied into the hostReady, AdvanceView), the others through the
+// typed Ready, so that both meet etcd nodes in every layout.
 type raftletNode struct {
-	rn *raftlet.RawNode
-	s  *raftlet.MemoryStorage
+	rn   *raftlet.RawNode
+	s    *raftlet.MemoryStorage
+	view bool
 }
 
 func newRaftletNode(id uint64, o nodeOptions, peers []uint64) (*raftletNode, error) {
@@ -107,7 +111,7 @@ func newRaftletNode(id uint64, o nodeOptions, peers []uint64) (*raftletNode, err
 			return nil, err
 		}
 	}
-	return &raftletNode{rn: rn, s: s}, nil
+	return &raftletNode{rn: rn, s: s, view: id%2 == 0}, nil
 }
 
 func (n *raftletNode) Kind() kind             { return kindRaftlet }
@@ -124,6 +128,9 @@ func (n *raftletNode) StepBytes(b []byte) error { return n.rn.StepBytes(b) }
 func (n *raftletNode) HasReady() bool           { return n.rn.HasReady() }
 
 func (n *raftletNode) Ready() hostReady {
+	if n.view {
+		return n.readyView()
+	}
 	rd := n.rn.Ready()
 	h := hostReady{
 		softState: rd.SoftState != nil, hardState: rd.HardState, entries: rd.Entries,
@@ -140,8 +147,66 @@ func (n *raftletNode) Ready() hostReady {
 	return h
 }
 
-func (n *raftletNode) Persist(rd hostReady) error { return n.s.AppendReady(rd.orig.(raftlet.Ready)) }
-func (n *raftletNode) Advance(rd hostReady)       { n.rn.Advance(rd.orig.(raftlet.Ready)) }
+// readyView takes the Ready as views, persisted in the same crossing,
+// and copies what the harness keeps.
+func (n *raftletNode) readyView() hostReady {
+	v, err := n.rn.ReadyViewPersisted(n.s)
+	if err != nil {
+		panic(err)
+	}
+	h := hostReady{orig: v}
+	_, h.softState, _ = v.SoftState()
+	h.hardState, _, _ = v.HardState()
+	if h.snapshot, err = v.Snapshot(); err != nil {
+		panic(err)
+	}
+	copyEntries := func(ev []raftlet.EntryView) []raftpb.Entry {
+		var out []raftpb.Entry
+		for i := range ev {
+			out = append(out, ev[i].Entry())
+		}
+		return out
+	}
+	ents, _ := v.Entries()
+	h.entries = copyEntries(ents)
+	committed, _ := v.CommittedEntries()
+	h.committedEntries = copyEntries(committed)
+	msgs, err := v.Messages()
+	if err != nil {
+		panic(err)
+	}
+	for i := range msgs {
+		m, err := msgs[i].Message()
+		if err != nil {
+			panic(err)
+		}
+		h.messages = append(h.messages, m)
+		h.encoded = append(h.encoded, append([]byte(nil), msgs[i].Data()...))
+	}
+	rss, _ := v.ReadStates()
+	for i := range rss {
+		h.readStates = append(h.readStates, raft.ReadState{Index: rss[i].Index,
+			RequestCtx: append([]byte(nil), rss[i].RequestCtx()...)})
+	}
+	return h
+}
+
+func (n *raftletNode) Persist(rd hostReady) error {
+	if _, ok := rd.orig.(raftlet.ReadyView); ok {
+		return nil // written by ReadyViewPersisted
+	}
+	return n.s.AppendReady(rd.orig.(raftlet.Ready))
+}
+
+func (n *raftletNode) Advance(rd hostReady) {
+	if v, ok := rd.orig.(raftlet.ReadyView); ok {
+		if err := n.rn.AdvanceView(v); err != nil {
+			panic(err)
+		}
+		return
+	}
+	n.rn.Advance(rd.orig.(raftlet.Ready))
+}
 
 func (n *raftletNode) Basic() basic {
 	st := n.rn.BasicStatus()

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"encoding/binary"
+
+	raftlet "github.com/raftlet/raftlet/bindings/go"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// raftletView is raftlet through its Go binding's zero-copy API: Ready
+// read in place and persisted to the MemoryStorage in the same crossing
+// (RawNode.ReadyViewPersisted, payloads not copied), messages sent as the library encoded them (copied once,
+// into the wire buffer, as a transport copies into its socket), the
+// messages for one node stepped in one crossing (StepBatch), batch
+// proposals in one crossing (ProposeBatch) and the B4 sweep through a
+// TickSet (one crossing for all groups).
+type raftletView struct {
+	rn      *raftlet.RawNode
+	storage *raftlet.MemoryStorage
+}
+
+func newRaftletView(id uint64, voters []uint64) node {
+	n := newRaftletGo(id, voters).(*raftletNode)
+	return &raftletView{rn: n.rn, storage: n.storage}
+}
+
+func (n *raftletView) Campaign() {
+	if err := n.rn.Campaign(); err != nil {
+		panic(err)
+	}
+}
+
+func (n *raftletView) Propose(data []byte) {
+	if err := n.rn.Propose(data); err != nil {
+		panic(err)
+	}
+}
+
+func (n *raftletView) ProposeBatch(payloads [][]byte) bool {
+	if err := n.rn.ProposeBatch(payloads); err != nil {
+		panic(err)
+	}
+	return true
+}
+
+func (n *raftletView) ReadIndex(ctx uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], ctx)
+	if err := n.rn.ReadIndex(b[:]); err != nil {
+		panic(err)
+	}
+}
+
+func (n *raftletView) Tick() { n.rn.Tick() }
+
+func (n *raftletView) Step(b []byte) { _ = n.rn.StepBytes(b) }
+
+// StepMany: the messages of a peer's network read, in one crossing
+// (errors, as for Step, are a network's: dropped).
+func (n *raftletView) StepMany(bs [][]byte) { _ = n.rn.StepBatch(bs) }
+
+func (n *raftletView) HasReady() bool { return n.rn.HasReady() }
+
+func (n *raftletView) Cycle(out *[]wire, app *applied) {
+	// Taken and persisted in one crossing.
+	v, err := n.rn.ReadyViewPersisted(n.storage)
+	if err != nil {
+		panic(err)
+	}
+	if idx, _, ok, _ := v.SnapshotMetadata(); ok {
+		app.index = idx
+	}
+	msgs, err := v.Messages()
+	if err != nil {
+		panic(err)
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		*out = append(*out, wire{to: m.To, data: append([]byte(nil), m.Data()...)})
+	}
+	rss, _ := v.ReadStates()
+	app.reads += uint64(len(rss))
+	ents, err := v.CommittedEntries()
+	if err != nil {
+		panic(err)
+	}
+	for i := range ents {
+		e := &ents[i]
+		switch e.Type {
+		case raftpb.EntryNormal:
+			if d := e.Data(); len(d) > 0 {
+				app.entries++
+				app.bytes += uint64(len(d))
+			}
+		case raftpb.EntryConfChange:
+			var cc raftpb.ConfChange
+			if err := cc.Unmarshal(e.Data()); err != nil {
+				panic(err)
+			}
+			n.rn.ApplyConfChange(cc)
+		case raftpb.EntryConfChangeV2:
+			var cc raftpb.ConfChangeV2
+			if err := cc.Unmarshal(e.Data()); err != nil {
+				panic(err)
+			}
+			n.rn.ApplyConfChange(cc)
+		}
+		app.index = e.Index
+	}
+	if err := n.rn.AdvanceView(v); err != nil {
+		panic(err)
+	}
+}
+
+func (n *raftletView) Compact(index uint64) {
+	if err := n.storage.Compact(index); err != nil {
+		panic(err)
+	}
+}
+
+func (n *raftletView) IsLeader() bool {
+	return n.rn.BasicStatus().RaftState == raftlet.StateLeader
+}
+
+func (n *raftletView) Close() {
+	_ = n.rn.Close()
+	_ = n.storage.Close()
+}
+
+// sweepView is the B4 sweep of raftlet-go-view: all groups ticked in one
+// crossing (a TickSet), the busy ones read from its bitmap.
+func sweepView(nodes []node) func() int {
+	set, err := raftlet.NewTickSet()
+	if err != nil {
+		panic(err)
+	}
+	for _, n := range nodes {
+		if err := set.Add(n.(*raftletView).rn); err != nil {
+			panic(err)
+		}
+	}
+	var busy []int
+	return func() int {
+		if err := set.Tick(); err != nil {
+			panic(err)
+		}
+		busy = set.Busy(busy[:0])
+		return len(busy)
+	}
+}

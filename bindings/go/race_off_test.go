@@ -1,0 +1,5 @@
+//go:build !race
+
+package raftlet
+
+const raceEnabled = false
