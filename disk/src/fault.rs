@@ -60,6 +60,8 @@ pub struct FaultStats {
     pub crashes: u64,
     /// Unsynced writes a crash dropped whole.
     pub lost_writes: u64,
+    /// Unsynced writes a [`CrashMode::Torn`] crash kept whole.
+    pub kept_writes: u64,
     /// Unsynced writes a [`CrashMode::Torn`] crash cut short: some of
     /// their first sectors survived, the rest did not.
     pub torn_writes: u64,
@@ -268,6 +270,7 @@ impl FaultFs {
             node.current = node.durable.clone();
             node.handles = 0;
             st.stats.torn_writes += torn;
+            st.stats.kept_writes += kept_writes;
             st.stats.lost_writes += writes - kept_writes - torn;
         }
         st.names = st.durable_names.clone();

@@ -86,6 +86,7 @@ fn crashes_count_the_writes_they_lose_and_tear() {
         let len = read(&fs, &p).len() as u64;
         // Every unsynced write is kept whole, torn or lost.
         let whole = len / 2000;
+        assert_eq!(whole, st.kept_writes, "seed {seed}");
         assert_eq!(whole + st.torn_writes + st.lost_writes, 2, "seed {seed}");
         assert_eq!(st.torn_writes, u64::from(len % 2000 != 0), "seed {seed}");
         torn += st.torn_writes;

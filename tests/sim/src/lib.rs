@@ -130,7 +130,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub use check::{Invariant, Violation};
-pub use params::{Bug, HostKind, Options, Params, Profile};
+pub use params::{Bug, HostKind, Options, Params, Profile, StorageKind};
 pub use sim::{decode_state, encode_state, RunResult, Sim, CAN_PLANT_BUGS};
 pub use stats::Stats;
 

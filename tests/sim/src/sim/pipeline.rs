@@ -174,6 +174,8 @@ impl Sim {
             self.crash_pipelined(id, PipelineCrash::AfterSend)?;
             return Ok(false);
         }
+        // With disk storage the write is issued now and completes later.
+        self.disk_issue(id, &rd)?;
         let number = rd.number();
         let node = self.nodes.get_mut(&id).expect("present");
         if let Some(snap) = rd.snapshot.clone() {
@@ -304,6 +306,7 @@ impl Sim {
             let node = self.nodes.get_mut(&id).expect("present");
             let Write { mut rd, vote, .. } = node.writes.pop_front().expect("front exists");
             let number = rd.number();
+            self.disk_land(id, &rd, vote.0)?;
             self.persist(id, rd.snapshot.as_ref(), &rd.entries, rd.hard_state)?;
             let node = self.nodes.get_mut(&id).expect("present");
             node.durable = number;
@@ -385,6 +388,11 @@ impl Sim {
         let mut writes = std::mem::take(&mut node.writes);
         let mut lost = writes.len() as u64;
         let mut torn = String::new();
+        if node.disk.is_some() {
+            // The filesystem decides what of the writes issued survives
+            // (`Sim::disk_crash`); the model keeps only what landed.
+            writes.clear();
+        }
         if let Some(Write { rd, .. }) = writes.pop_front() {
             let has_snap = u64::from(rd.snapshot.is_some());
             let parts = has_snap + rd.entries.len() as u64;
