@@ -19,6 +19,10 @@
 //! A crash loses the whole queue. The write at its front, the one in
 //! progress, may be torn: a prefix of (snapshot, entries in order) lands and
 //! its hard state is lost. The node restarts from the disk alone.
+//!
+//! With disk storage (`super::disk`) the write is issued to the store,
+//! unsynced, when the Ready is taken and synced when it lands; a crash
+//! leaves it to the filesystem which of the writes issued survive.
 
 use std::fmt::Write as _;
 
