@@ -233,6 +233,10 @@ impl Sim {
     /// filesystem loses every unsynced write (or, on a torn crash, keeps a
     /// prefix of them and tears the next at a sector boundary).
     pub(super) fn disk_crash(&mut self, id: u64) {
+        if self.nodes.get(&id).is_none_or(|n| n.disk.is_none()) {
+            // (Memory storage draws nothing here: its seeds run as before.)
+            return;
+        }
         let torn = self.rng.chance(self.p.torn_crashes);
         let seed = self.rng.next_u64();
         let Some(d) = self.nodes.get_mut(&id).and_then(|n| n.disk.as_mut()) else {
