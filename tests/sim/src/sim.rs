@@ -352,7 +352,7 @@ impl Sim {
                  lease_reads {}, host {}{}, \
                  max_size_per_msg {}, max_inflight {}, promote_max_lag {}, send_before_persist {}, async_apply {}; \
                  drop {:.3} dup {:.3} delay {:.3} (max {}), partitions {:.4}/unit, crashes {:.4}/ready, \
-                 chaos {} ticks, liveness bound {} ticks",
+                 chaos {} ticks, liveness bound {} ticks; storage {}",
                 seed,
                 sim.opts.profile().name(),
                 sim.opts.bug.map(Bug::name),
@@ -389,7 +389,18 @@ impl Sim {
                 sim.p.partition_rate,
                 sim.p.crash_rate,
                 sim.p.chaos_ticks,
-                sim.p.liveness_bound_ticks
+                sim.p.liveness_bound_ticks,
+                if sim.p.storage == StorageKind::Disk {
+                    format!(
+                        "disk (segments of {} bytes, rewrite_max_bytes {}, torn crashes {:.1}, payload padding up to {})",
+                        sim.p.segment_size,
+                        sim.p.rewrite_max_bytes,
+                        sim.p.torn_crashes,
+                        sim.p.payload_pad
+                    )
+                } else {
+                    "memory".into()
+                }
             )
         });
         sim
