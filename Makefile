@@ -42,11 +42,13 @@ lint: ## cargo fmt --check and clippy -D warnings
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p raftlet --all-targets --features bug-injection -- -D warnings
 	$(CARGO) clippy -p raftlet-sim --all-targets --features bug-injection -- -D warnings
+	$(CARGO) clippy -p raftlet-disk --all-targets --features bug-injection -- -D warnings
 
 .PHONY: test-rust
 test-rust: ## all Rust tests (unit, integration, doctests)
 	$(CARGO) test --workspace
 	$(CARGO) test -p raftlet-ffi --features testing --test panic
+	$(CARGO) test -p raftlet-disk --features bug-injection --test planted_bugs
 
 .PHONY: sim-test
 sim-test: ## the simulator's fixed seed set and planted-bug tests (release build)

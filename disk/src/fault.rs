@@ -58,6 +58,13 @@ pub struct FaultStats {
     pub dir_syncs: u64,
     /// Simulated crashes.
     pub crashes: u64,
+    /// Unsynced writes a crash dropped whole.
+    pub lost_writes: u64,
+    /// Unsynced writes a [`CrashMode::Torn`] crash kept whole.
+    pub kept_writes: u64,
+    /// Unsynced writes a [`CrashMode::Torn`] crash cut short: some of
+    /// their first sectors survived, the rest did not.
+    pub torn_writes: u64,
 }
 
 /// An in-memory, fault-injecting [`FileSystem`]. Cloning gives another
@@ -220,11 +227,20 @@ impl FaultFs {
                 continue;
             };
             let pending = std::mem::take(&mut node.pending);
+            let writes = pending
+                .iter()
+                .filter(|op| matches!(op, Pending::Write { .. }))
+                .count() as u64;
+            let mut kept_writes = 0;
+            let mut torn = 0;
             if let CrashMode::Torn { .. } = mode {
                 let n = pending.len() as u64;
                 let keep = (next_rand(&mut seed) % (n + 1)) as usize;
                 for op in &pending[..keep] {
                     apply(&mut node.durable, op);
+                    if matches!(op, Pending::Write { .. }) {
+                        kept_writes += 1;
+                    }
                 }
                 if let Some(Pending::Write { offset, data }) = pending.get(keep) {
                     // Cut at a sector boundary inside the write (or keep
@@ -240,6 +256,7 @@ impl FaultFs {
                     let cut = cuts[(next_rand(&mut seed) % cuts.len() as u64) as usize];
                     let kept = (cut - offset) as usize;
                     if kept > 0 {
+                        torn = 1;
                         apply(
                             &mut node.durable,
                             &Pending::Write {
@@ -252,6 +269,9 @@ impl FaultFs {
             }
             node.current = node.durable.clone();
             node.handles = 0;
+            st.stats.torn_writes += torn;
+            st.stats.kept_writes += kept_writes;
+            st.stats.lost_writes += writes - kept_writes - torn;
         }
         st.names = st.durable_names.clone();
         let live: BTreeSet<u64> = st.names.values().copied().collect();

@@ -82,4 +82,6 @@ pub use error::{DiskError, Result};
 pub use fault::{CrashMode, FaultFs, FaultOp, FaultStats, EIO, ENOSPC, SECTOR};
 pub use fs::{read_all, FileSystem, FsFile, FsLock, StdFs};
 pub use group::DiskGroup;
+#[cfg(feature = "bug-injection")]
+pub use store::DiskBugs;
 pub use store::{DiskStore, Options, StoreStats};

@@ -61,6 +61,20 @@ pub struct StoreStats {
     pub next_seq: u64,
 }
 
+/// Deliberate bugs a test can plant in a store with
+/// [`DiskStore::plant_bugs`] (feature `bug-injection`, for tests only), to
+/// show that a crash test catches a store that skips a sync.
+#[cfg(feature = "bug-injection")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiskBugs {
+    /// Syncs of the log (a record that must be durable, or
+    /// [`DiskStore::sync`]) return success without syncing the segment.
+    pub skip_sync: bool,
+    /// A new segment is created without syncing its directory, so its name
+    /// may be lost in a crash with everything written to it.
+    pub skip_dir_sync: bool,
+}
+
 /// Where an entry's raftpb bytes are.
 ///
 /// Invariant: `off + len` is inside segment `seg`, within one record;
@@ -455,6 +469,9 @@ pub(crate) struct Inner {
     syncing: bool,
     buf: Vec<u8>,
     _lock: Box<dyn FsLock>,
+    /// Bugs planted by a test.
+    #[cfg(feature = "bug-injection")]
+    bugs: DiskBugs,
 }
 
 /// The durable log of every group of a process in one directory.
@@ -528,6 +545,8 @@ impl DiskStore {
             syncing: false,
             buf: Vec::new(),
             _lock: lock,
+            #[cfg(feature = "bug-injection")]
+            bugs: DiskBugs::default(),
         };
         inner.recover()?;
         Ok(DiskStore {
@@ -650,9 +669,10 @@ impl DiskStore {
             let target = inner.next_seq - 1;
             let seg = &inner.segments[&inner.active];
             let (file, path) = (Arc::clone(&seg.file), seg.path.clone());
+            let skip = inner.skip_sync();
             inner.syncing = true;
             drop(inner);
-            let r = file.sync();
+            let r = if skip { Ok(()) } else { file.sync() };
             inner = self.lock();
             inner.syncing = false;
             let outcome = match r {
@@ -779,9 +799,41 @@ impl DiskStore {
     pub fn dir(&self) -> PathBuf {
         self.lock().dir.clone()
     }
+
+    /// Plants `bugs` in this store (and every handle on it) from now on.
+    /// For tests only: a planted bug breaks durability on purpose.
+    #[cfg(feature = "bug-injection")]
+    pub fn plant_bugs(&self, bugs: DiskBugs) {
+        self.lock().bugs = bugs;
+    }
+}
+
+/// Syncs a segment of the log, unless a test planted
+/// `DiskBugs::skip_sync`.
+fn sync_segment(inner: &Inner, file: &dyn FsFile) -> io::Result<()> {
+    if inner.skip_sync() {
+        return Ok(());
+    }
+    file.sync()
 }
 
 impl Inner {
+    /// Whether a test planted `DiskBugs::skip_sync`.
+    fn skip_sync(&self) -> bool {
+        #[cfg(feature = "bug-injection")]
+        return self.bugs.skip_sync;
+        #[cfg(not(feature = "bug-injection"))]
+        false
+    }
+
+    /// Whether a test planted `DiskBugs::skip_dir_sync`.
+    fn skip_dir_sync(&self) -> bool {
+        #[cfg(feature = "bug-injection")]
+        return self.bugs.skip_dir_sync;
+        #[cfg(not(feature = "bug-injection"))]
+        false
+    }
+
     fn check_failed(&self) -> Result<()> {
         match &self.failed {
             Some(e) => Err(DiskError::Failed(Box::new(e.clone()))),
@@ -812,7 +864,7 @@ impl Inner {
             return Ok(());
         }
         let seg = &self.segments[&self.active];
-        let (r, path) = (seg.file.sync(), seg.path.clone());
+        let (r, path) = (sync_segment(self, &*seg.file), seg.path.clone());
         r.map_err(|e| self.fail(DiskError::io("sync", &path, &e)))?;
         self.synced_seq = self.next_seq - 1;
         Ok(())
@@ -958,7 +1010,9 @@ impl Inner {
         if let Err(e) = file.sync() {
             return Err(self.fail(DiskError::io("sync", &path, &e)));
         }
-        self.sync_dir()?;
+        if !self.skip_dir_sync() {
+            self.sync_dir()?;
+        }
         self.segments.insert(
             n,
             Segment {

@@ -50,6 +50,57 @@ fn a_synced_file_whose_directory_was_not_synced_is_lost() {
 }
 
 #[test]
+fn a_file_is_kept_once_its_directory_is_synced_even_if_synced_before() {
+    // The order a store creates a segment in: create, write, sync the
+    // file, then the directory. Without the last step the name is lost
+    // (above); with it, the file survives.
+    let fs = setup();
+    let c = dir().join("c");
+    let f = fs.create(&c).unwrap();
+    f.write_at(b"data", 0).unwrap();
+    f.sync().unwrap();
+    fs.sync_dir(&dir()).unwrap();
+    fs.crash(CrashMode::LoseUnsynced);
+    assert_eq!(read(&fs, &c), b"data");
+    // A second file created after that directory sync is lost again.
+    let d = dir().join("d");
+    let g = fs.create(&d).unwrap();
+    g.write_at(b"more", 0).unwrap();
+    g.sync().unwrap();
+    fs.crash(CrashMode::LoseUnsynced);
+    assert_eq!(fs.files(&dir()), vec!["c".to_string()]);
+}
+
+#[test]
+fn crashes_count_the_writes_they_lose_and_tear() {
+    let mut torn = 0;
+    for seed in 0..32 {
+        let fs = setup();
+        let p = dir().join("t");
+        let f = fs.create(&p).unwrap();
+        fs.sync_dir(&dir()).unwrap();
+        f.write_at(&[1u8; 2000], 0).unwrap();
+        f.write_at(&[2u8; 2000], 2000).unwrap();
+        fs.crash(CrashMode::Torn { seed });
+        let st = fs.stats();
+        let len = read(&fs, &p).len() as u64;
+        // Every unsynced write is kept whole, torn or lost.
+        let whole = len / 2000;
+        assert_eq!(whole, st.kept_writes, "seed {seed}");
+        assert_eq!(whole + st.torn_writes + st.lost_writes, 2, "seed {seed}");
+        assert_eq!(st.torn_writes, u64::from(len % 2000 != 0), "seed {seed}");
+        torn += st.torn_writes;
+    }
+    assert!(torn > 0, "no seed tore a write");
+    let fs = setup();
+    let f = fs.create(&dir().join("u")).unwrap();
+    f.write_at(b"x", 0).unwrap();
+    f.write_at(b"y", 1).unwrap();
+    fs.crash(CrashMode::LoseUnsynced);
+    assert_eq!((fs.stats().lost_writes, fs.stats().torn_writes), (2, 0));
+}
+
+#[test]
 fn rename_and_remove_are_durable_only_after_sync_dir() {
     let fs = setup();
     let (tmp, fin) = (dir().join("x.tmp"), dir().join("x"));

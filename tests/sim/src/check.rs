@@ -63,6 +63,10 @@ pub enum Invariant {
     /// node refused a message its peer sent as local, malformed or
     /// unreadable.
     HostContract,
+    /// With disk storage: a node restarted after a crash from a store that
+    /// does not hold a write its host was told was durable (a term or
+    /// vote, a snapshot, its last entry), or whose store failed to reopen.
+    DurableWriteLost,
     /// raftlet panicked.
     Panic,
 }
@@ -85,6 +89,7 @@ impl Invariant {
             Invariant::Liveness => "liveness",
             Invariant::ReadyContract => "ready-contract",
             Invariant::HostContract => "host-contract",
+            Invariant::DurableWriteLost => "durable-write-lost",
             Invariant::Panic => "panic",
         }
     }

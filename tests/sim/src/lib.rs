@@ -24,7 +24,16 @@
 //!   its disk does not hold yet.
 //!
 //! * **Disk.** The `MemoryStorage` a node was created with holds exactly
-//!   what became durable. A **crash** drops the `RawNode` (and the
+//!   what became durable. With disk storage ([`StorageKind::Disk`]: a
+//!   quarter of the mixed and durability seeds, every seed of the disk
+//!   profile, or `--storage disk`) the node runs instead on a
+//!   raftlet-disk store over its own fault-injecting `FaultFs`: the host
+//!   writes every Ready through the store (a pipelined host unsynced when
+//!   it takes the Ready, synced when the write lands), a crash cuts the
+//!   power (unsynced writes lost, or a prefix kept and the tail torn at a
+//!   sector boundary), the node restarts by reopening the store, and the
+//!   `MemoryStorage` is the model of what the host was told is durable,
+//!   rebuilt from the store at each restart. A **crash** drops the `RawNode` (and the
 //!   volatile state machine) at a random point of the Ready loop — before
 //!   persisting, after persisting but before sending, after sending but
 //!   before applying, after applying but before `advance`; for a pipelined
@@ -96,7 +105,9 @@
 //! swap demotes a voter and promotes a learner; while a
 //! node's term or vote is not the one its host acknowledged durable, the
 //! messages a Ready lets leave at once are only pre-vote requests,
-//! heartbeat responses and term-less forwards (the Ready contract); and, once
+//! heartbeat responses and term-less forwards (the Ready contract); with
+//! disk storage, a restarted node's reopened store holds every write its
+//! host was told was durable (term and vote, snapshot, last entry); and, once
 //! the faults stop, a leader is elected and a proposal committed within
 //! [`params::LIVENESS_BOUND_ELECTIONS`] election timeouts (30 in the churn
 //! profile, whose flow control is throttled, and without pre-vote, where
@@ -130,7 +141,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub use check::{Invariant, Violation};
-pub use params::{Bug, HostKind, Options, Params, Profile};
+pub use params::{Bug, HostKind, Options, Params, Profile, StorageKind};
 pub use sim::{decode_state, encode_state, RunResult, Sim, CAN_PLANT_BUGS};
 pub use stats::Stats;
 

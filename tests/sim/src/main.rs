@@ -3,8 +3,8 @@
 //! ```text
 //! raftlet-sim --seed N [--trace]              one seed (with a per-step trace)
 //! raftlet-sim --seeds N [--start S] [--threads T]   seeds S..S+N, summary at the end
-//! options: --profile mixed|adversarial|churn|calm|durability|learners  --bug NAME  --ticks N (fault phase length)
-//!          --host disciplined|pipelined  --lease on|off   (override the seed's draw)
+//! options: --profile mixed|adversarial|churn|calm|durability|learners|disk  --bug NAME  --ticks N (fault phase length)
+//!          --host disciplined|pipelined  --lease on|off  --storage memory|disk   (override the seed's draw)
 //!          --no-contract-check   (see what breaking the Ready contract leads to)
 //!          --strict-local-reads  (weak reads without the snapshot exception, see the README)
 //! ```
@@ -14,13 +14,14 @@
 
 use std::process::ExitCode;
 
-use raftlet_sim::{params, run_many, run_seed, Bug, HostKind, Options, Profile};
+use raftlet_sim::{params, run_many, run_seed, Bug, HostKind, Options, Profile, StorageKind};
 
 fn usage() -> ! {
     eprintln!(
         "usage: raftlet-sim (--seed N [--trace] | --seeds N [--start S] [--threads T])\n\
-         \x20                  [--profile mixed|adversarial|churn|calm|durability|learners] [--bug NAME] [--ticks N]\n\
-         \x20                  [--host disciplined|pipelined] [--lease on|off] [--no-contract-check] [--strict-local-reads]\n\
+         \x20                  [--profile mixed|adversarial|churn|calm|durability|learners|disk] [--bug NAME] [--ticks N]\n\
+         \x20                  [--host disciplined|pipelined] [--lease on|off] [--storage memory|disk]\n\
+         \x20                  [--no-contract-check] [--strict-local-reads]\n\
          bugs (need --features bug-injection): {}",
         Bug::ALL.map(Bug::name).join(", ")
     );
@@ -54,6 +55,13 @@ fn main() -> ExitCode {
                 opts.host = Some(
                     args.next()
                         .and_then(|s| HostKind::from_name(&s))
+                        .unwrap_or_else(|| usage()),
+                )
+            }
+            "--storage" => {
+                opts.storage = Some(
+                    args.next()
+                        .and_then(|s| StorageKind::from_name(&s))
                         .unwrap_or_else(|| usage()),
                 )
             }
@@ -125,6 +133,24 @@ fn main() -> ExitCode {
         op("writes-lost-in-crashes"),
         op("torn-writes")
     );
+    if op("disk-seeds") > 0 {
+        println!(
+            "disk storage: {} seeds; {} crashes cut the power ({} torn, {} losing every unsynced write), \
+             {} restarts reopened the store; filesystem: {} writes, {} syncs, {} directory syncs, \
+             of the unsynced writes at a crash {} lost whole, {} torn and {} kept",
+            op("disk-seeds"),
+            op("disk-fs-crashes"),
+            op("disk-crashes-torn"),
+            op("disk-crashes-lose-unsynced"),
+            op("disk-reopens"),
+            op("disk-fs-writes"),
+            op("disk-fs-syncs"),
+            op("disk-fs-dir-syncs"),
+            op("disk-fs-writes-lost"),
+            op("disk-fs-writes-torn"),
+            op("disk-fs-writes-kept")
+        );
+    }
     println!(
         "cluster sizes: {}",
         s.by_size

@@ -79,6 +79,11 @@ pub enum Profile {
     /// does not hold yet: for bugs that let state leave a node before it is
     /// durable.
     Durability,
+    /// Every node on the durable store (raftlet-disk) over a fault-injecting
+    /// filesystem, with small segments (frequent segment switches) and
+    /// frequent crashes that lose unsynced writes and tear the tail: for
+    /// bugs that lose a write the host was told was durable.
+    Disk,
     /// The mixed faults with the learner lifecycle on in every seed:
     /// check-quorum, automatic promotion and standby learners (each on most
     /// seeds), members added with `RawNode::add_member`, more membership
@@ -96,6 +101,7 @@ impl Profile {
             Profile::Churn => "churn",
             Profile::Durability => "durability",
             Profile::Learners => "learners",
+            Profile::Disk => "disk",
         }
     }
 
@@ -108,6 +114,7 @@ impl Profile {
             "churn" => Some(Profile::Churn),
             "durability" => Some(Profile::Durability),
             "learners" => Some(Profile::Learners),
+            "disk" => Some(Profile::Disk),
             _ => None,
         }
     }
@@ -154,6 +161,37 @@ impl HostKind {
     }
 }
 
+/// What each node's disk is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageKind {
+    /// A `MemoryStorage` holding exactly what the simulator counts as
+    /// durable (the disk is a model).
+    Memory,
+    /// The durable store of raftlet-disk over its own in-memory
+    /// fault-injecting filesystem (`FaultFs`): the host writes each Ready
+    /// through the store's API, a crash loses what was not synced and may
+    /// tear the tail, and the node restarts by reopening the store.
+    Disk,
+}
+
+impl StorageKind {
+    /// Every storage kind.
+    pub const ALL: [StorageKind; 2] = [StorageKind::Memory, StorageKind::Disk];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            StorageKind::Memory => "memory",
+            StorageKind::Disk => "disk",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn from_name(s: &str) -> Option<StorageKind> {
+        StorageKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
 /// A deliberate bug planted in every node (raftlet feature
 /// `bug-injection`, enabled through this crate's feature of the same name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,11 +225,19 @@ pub enum Bug {
     SelfAckEarly,
     /// The leader promotes learners automatically whatever their lag.
     PromoteIgnoresLag,
+    /// The durable store returns success from a sync of its log without
+    /// syncing (raftlet-disk's `DiskBugs::skip_sync`); implies disk
+    /// storage unless `--storage` says otherwise.
+    DiskSkipSync,
+    /// The durable store creates a segment without syncing its directory
+    /// (raftlet-disk's `DiskBugs::skip_dir_sync`); implies disk storage
+    /// unless `--storage` says otherwise.
+    DiskSkipDirSync,
 }
 
 impl Bug {
     /// Every bug.
-    pub const ALL: [Bug; 13] = [
+    pub const ALL: [Bug; 15] = [
         Bug::LearnerCountsInQuorum,
         Bug::CommitOldTermByCounting,
         Bug::VoteIgnoresLog,
@@ -205,6 +251,8 @@ impl Bug {
         Bug::VoteRequestEarly,
         Bug::SelfAckEarly,
         Bug::PromoteIgnoresLag,
+        Bug::DiskSkipSync,
+        Bug::DiskSkipDirSync,
     ];
 
     /// The name of raftlet's switch.
@@ -223,12 +271,20 @@ impl Bug {
             Bug::VoteRequestEarly => "vote_request_early",
             Bug::SelfAckEarly => "self_ack_early",
             Bug::PromoteIgnoresLag => "promote_ignores_lag",
+            Bug::DiskSkipSync => "disk_skip_sync",
+            Bug::DiskSkipDirSync => "disk_skip_dir_sync",
         }
     }
 
     /// Parses a switch name.
     pub fn from_name(s: &str) -> Option<Bug> {
         Bug::ALL.into_iter().find(|b| b.name() == s)
+    }
+
+    /// Whether the bug is planted in the durable store rather than in the
+    /// core.
+    pub fn in_disk(self) -> bool {
+        matches!(self, Bug::DiskSkipSync | Bug::DiskSkipDirSync)
     }
 }
 
@@ -245,6 +301,8 @@ pub struct Options {
     pub chaos_ticks: Option<u64>,
     /// Overrides the host kind drawn from the seed.
     pub host: Option<HostKind>,
+    /// Overrides the storage kind drawn from the seed.
+    pub storage: Option<StorageKind>,
     /// Overrides whether the seed uses lease-based reads (on forces
     /// `check_quorum`, which they require).
     pub lease_reads: Option<bool>,
@@ -282,6 +340,9 @@ impl Options {
         }
         if let Some(h) = self.host {
             s.push_str(&format!(" --host {}", h.name()));
+        }
+        if let Some(k) = self.storage {
+            s.push_str(&format!(" --storage {}", k.name()));
         }
         if let Some(l) = self.lease_reads {
             s.push_str(if l { " --lease on" } else { " --lease off" });
@@ -432,6 +493,21 @@ pub struct Params {
     pub learner_read_share: f64,
     /// Per-unit probability of a weak read (`RawNode::read_local`).
     pub local_read_rate: f64,
+    /// What each node's disk is.
+    pub storage: StorageKind,
+    /// Disk storage: the store's segment size in bytes (small, so that the
+    /// log moves to new segments often).
+    pub segment_size: u64,
+    /// Disk storage: the store's `rewrite_max_bytes` (0: a segment goes
+    /// only once compaction frees it, so a new segment's directory entry
+    /// stays unsynced until something else syncs the directory).
+    pub rewrite_max_bytes: u64,
+    /// Disk storage: the share of crashes that tear the unsynced tail
+    /// (`CrashMode::Torn`) rather than lose all of it.
+    pub torn_crashes: f64,
+    /// Disk storage: client payloads are padded with up to this many
+    /// bytes, so that records span sectors and a torn crash can cut one.
+    pub payload_pad: u64,
 }
 
 impl Params {
@@ -493,6 +569,11 @@ impl Params {
             add_member: false,
             learner_read_share: 0.0,
             local_read_rate: 0.0,
+            storage: StorageKind::Memory,
+            segment_size: 0,
+            rewrite_max_bytes: 0,
+            torn_crashes: 0.0,
+            payload_pad: 0,
         };
         // Clock skew: some nodes tick less often than others.
         if r.chance(0.6) {
@@ -547,6 +628,12 @@ impl Params {
             Profile::Learners => {
                 p.conf_rate = r.prob(0.004, 0.012);
                 p.read_rate = r.prob(0.01, 0.04);
+            }
+            Profile::Disk => {
+                p.nodes = r.pick(&[3, 3, 5]);
+                p.crash_rate = r.prob(0.002, 0.008);
+                p.propose_rate = r.prob(0.04, 0.12);
+                p.max_uncommitted_entries_size = 4096;
             }
             Profile::Calm => {
                 p.drop = 0.0;
@@ -655,6 +742,36 @@ impl Params {
         } else {
             r.pick(&[0.0, 0.0, 0.01])
         };
+        // The storage, drawn after everything else (earlier draws stay
+        // those of earlier versions).
+        let disk_share = match profile {
+            Profile::Disk => 1.0,
+            Profile::Mixed | Profile::Durability => 0.25,
+            _ => 0.0,
+        };
+        let drawn = if r.chance(disk_share) {
+            StorageKind::Disk
+        } else {
+            StorageKind::Memory
+        };
+        let implied = opts.bug.filter(|b| b.in_disk()).map(|_| StorageKind::Disk);
+        p.storage = opts.storage.or(implied).unwrap_or(drawn);
+        p.segment_size = r.pick(&[4 << 10, 16 << 10, 64 << 10, 1 << 20]);
+        p.rewrite_max_bytes = r.pick(&[0, 0, 4 << 10, 16 << 20]);
+        p.torn_crashes = r.pick(&[0.0, 0.5, 0.5, 1.0]);
+        p.payload_pad = r.pick(&[0, 0, 200, 1000]);
+        if p.storage == StorageKind::Memory
+            || p.max_size_per_msg < 1 << 20
+            || p.max_committed_size_per_ready > 0
+        {
+            // Padding only where the size limits of appends and applies
+            // stay far above an entry: elsewhere it would throttle flow
+            // control beyond what the liveness bound allows for (mixed seed
+            // 1625 with disk storage: a restarted leader re-applied its
+            // log one padded entry per Ready, 512-byte limit, for longer
+            // than the bound).
+            p.payload_pad = 0;
+        }
         let per_election = ELECTION_TICK as u64
             + (WRITES_PER_ELECTION * p.write_latency.1).div_ceil(UNITS_PER_TICK);
         p.liveness_bound_ticks = p.liveness_bound_elections * per_election;

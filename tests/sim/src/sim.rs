@@ -14,12 +14,14 @@ use raftlet::{
     Config, Error, MemoryStorage, RawNode, ReadOnlyOption, Ready, SnapshotStatus, StateRole,
     Storage,
 };
+use raftlet_disk::AnyStorage;
 
 use crate::check::{logs_match, Checker, Invariant, Violation};
 use crate::params::{
-    Bug, HostKind, Options, Params, CATCH_UP_FACTOR, ELECTION_TICK, UNITS_PER_TICK,
+    Bug, HostKind, Options, Params, StorageKind, CATCH_UP_FACTOR, ELECTION_TICK, UNITS_PER_TICK,
 };
 
+mod disk;
 mod pipeline;
 use crate::rng::{mix, Rng};
 use crate::stats::Stats;
@@ -79,9 +81,14 @@ enum Pending {
 /// One simulated host: a RawNode, its disk and its state machine.
 struct Node {
     /// `None` while crashed or removed.
-    rn: Option<RawNode<MemoryStorage>>,
-    /// The disk: only what the host persisted. Survives crashes.
+    rn: Option<RawNode<AnyStorage>>,
+    /// The disk: only what the host persisted. Survives crashes. With disk
+    /// storage, the model of what the host was told is durable on the
+    /// store (rebuilt from the store at every restart).
     storage: MemoryStorage,
+    /// Disk storage: the node's filesystem and store, which the node runs
+    /// on.
+    disk: Option<disk::Disk>,
     incarnation: u64,
     state: NodeState,
     /// The state machine (volatile: rebuilt from the snapshot on restart):
@@ -345,7 +352,7 @@ impl Sim {
                  lease_reads {}, host {}{}, \
                  max_size_per_msg {}, max_inflight {}, promote_max_lag {}, send_before_persist {}, async_apply {}; \
                  drop {:.3} dup {:.3} delay {:.3} (max {}), partitions {:.4}/unit, crashes {:.4}/ready, \
-                 chaos {} ticks, liveness bound {} ticks",
+                 chaos {} ticks, liveness bound {} ticks; storage {}",
                 seed,
                 sim.opts.profile().name(),
                 sim.opts.bug.map(Bug::name),
@@ -382,7 +389,18 @@ impl Sim {
                 sim.p.partition_rate,
                 sim.p.crash_rate,
                 sim.p.chaos_ticks,
-                sim.p.liveness_bound_ticks
+                sim.p.liveness_bound_ticks,
+                if sim.p.storage == StorageKind::Disk {
+                    format!(
+                        "disk (segments of {} bytes, rewrite_max_bytes {}, torn crashes {:.1}, payload padding up to {})",
+                        sim.p.segment_size,
+                        sim.p.rewrite_max_bytes,
+                        sim.p.torn_crashes,
+                        sim.p.payload_pad
+                    )
+                } else {
+                    "memory".into()
+                }
             )
         });
         sim
@@ -423,8 +441,8 @@ impl Sim {
         id: u64,
         incarnation: u64,
         applied: u64,
-        storage: &MemoryStorage,
-    ) -> Res<RawNode<MemoryStorage>> {
+        storage: &AnyStorage,
+    ) -> Res<RawNode<AnyStorage>> {
         let mut cfg = self.config_for(id, incarnation);
         cfg.applied = applied;
         #[allow(unused_mut)]
@@ -440,7 +458,16 @@ impl Sim {
         let snap = storage.rl().snapshot_ref().clone();
         let sm = decode_state(snap.data());
         self.chk.restored_state(id, &sm)?;
-        let rn = self.new_raw(id, 0, snap.metadata.index, &storage)?;
+        let disk = if self.p.storage == StorageKind::Disk {
+            Some(self.new_disk(id, &storage)?)
+        } else {
+            None
+        };
+        let runs_on = match disk.as_ref().and_then(|d| d.group.clone()) {
+            Some(g) => AnyStorage::Disk(g),
+            None => AnyStorage::Memory(storage.clone()),
+        };
+        let rn = self.new_raw(id, 0, snap.metadata.index, &runs_on)?;
         let period = self.rng.pick(&self.p.tick_periods.clone());
         if period != UNITS_PER_TICK {
             self.stats.fault("clock-skewed-node");
@@ -449,6 +476,7 @@ impl Sim {
         let node = Node {
             rn: Some(rn),
             storage,
+            disk,
             incarnation: 0,
             state: NodeState::Up,
             sm,
@@ -498,6 +526,7 @@ impl Sim {
                 self.tr(|| self.dump());
             }
         }
+        self.disk_figures();
         self.stats
             .op_n("leader-terms", self.chk.leader_terms() as u64);
         self.stats
@@ -807,7 +836,9 @@ impl Sim {
         if self.p.send_before_persist {
             self.send_all(id, std::mem::take(&mut rd.messages))?;
         }
-        // 1. Persist: snapshot, entries, hard state.
+        // 1. Persist: snapshot, entries, hard state (through the store
+        // with disk storage; the model follows).
+        self.disk_persist_ready(id, &rd, vote.0)?;
         {
             let mut s = storage.wl();
             if let Some(snap) = &rd.snapshot {
@@ -1371,17 +1402,22 @@ impl Sim {
         };
         self.stats.fault(kind);
         self.tr(|| format!("n{id} CRASH ({kind}), restarts in {down} units"));
+        self.disk_crash(id);
     }
 
     fn restart(&mut self, id: u64) -> Res {
         let node = self.nodes.get_mut(&id).expect("present");
         node.incarnation += 1;
         let inc = node.incarnation;
-        let storage = node.storage.clone();
+        let runs_on = match self.disk_reopen(id)? {
+            Some(g) => AnyStorage::Disk(g),
+            None => AnyStorage::Memory(self.nodes[&id].storage.clone()),
+        };
+        let storage = self.nodes[&id].storage.clone();
         let snap = storage.rl().snapshot_ref().clone();
         let sm = decode_state(snap.data());
         self.chk.restored_state(id, &sm)?;
-        let rn = self.new_raw(id, inc, snap.metadata.index, &storage)?;
+        let rn = self.new_raw(id, inc, snap.metadata.index, &runs_on)?;
         let bs = rn.basic_status();
         let node = self.nodes.get_mut(&id).expect("present");
         node.sm = sm;
@@ -1512,6 +1548,17 @@ impl Sim {
             node.conf_state.clone(),
             encode_state(&node.sm),
         );
+        if let Some(g) = self.disk_group(from) {
+            // The node reads its snapshot from the store: take it there.
+            g.create_snapshot(applied, Some(cs.clone()), Some(data.clone()))
+                .map_err(|e| {
+                    host_err(
+                        self.now,
+                        format!("node {from}: store create_snapshot({applied}): {e}"),
+                    )
+                })?;
+        }
+        let node = &self.nodes[&from];
         let fresh = node
             .storage
             .wl()
@@ -2005,7 +2052,13 @@ impl Sim {
         let mut batch = Vec::new();
         for _ in 0..n {
             self.payload_seq += 1;
-            batch.push(Bytes::from(format!("p:{}:{}", self.seed, self.payload_seq)));
+            let mut payload = format!("p:{}:{}", self.seed, self.payload_seq);
+            if self.p.payload_pad > 0 {
+                let pad = self.rng.below(self.p.payload_pad + 1) as usize;
+                payload.push(':');
+                payload.extend(std::iter::repeat_n('x', pad));
+            }
+            batch.push(Bytes::from(payload));
         }
         let rn = self
             .nodes
@@ -2209,6 +2262,22 @@ impl Sim {
         let cs = node.conf_state.clone();
         let keep = self.rng.below((applied - first + 1).min(6));
         let to = applied - keep;
+        if let Some(g) = self.disk_group(id) {
+            // The same on the store the node runs on (the snapshot is
+            // durable on return, the compaction not by itself).
+            g.create_snapshot(applied, Some(cs.clone()), Some(data.clone()))
+                .map_err(|e| {
+                    host_err(
+                        self.now,
+                        format!("node {id}: store create_snapshot({applied}): {e}"),
+                    )
+                })?;
+            if to >= first.max(g.first_index().unwrap_or(1)) {
+                g.compact(to).map_err(|e| {
+                    host_err(self.now, format!("node {id}: store compact({to}): {e}"))
+                })?;
+            }
+        }
         let mut w = s.wl();
         w.create_snapshot(applied, Some(cs), Some(data))
             .map_err(|e| {
@@ -2539,7 +2608,7 @@ fn describe_ready(id: u64, rd: &Ready) -> String {
 }
 
 #[cfg(feature = "bug-injection")]
-fn plant(rn: &mut RawNode<MemoryStorage>, bug: Bug) {
+fn plant(rn: &mut RawNode<AnyStorage>, bug: Bug) {
     let b = rn.bugs_mut();
     match bug {
         Bug::LearnerCountsInQuorum => b.learner_counts_in_quorum = true,
@@ -2555,11 +2624,13 @@ fn plant(rn: &mut RawNode<MemoryStorage>, bug: Bug) {
         Bug::VoteRequestEarly => b.vote_request_early = true,
         Bug::SelfAckEarly => b.self_ack_early = true,
         Bug::PromoteIgnoresLag => b.promote_ignores_lag = true,
+        // Planted in the store (see `disk`).
+        Bug::DiskSkipSync | Bug::DiskSkipDirSync => {}
     }
 }
 
 #[cfg(not(feature = "bug-injection"))]
-fn plant(_rn: &mut RawNode<MemoryStorage>, bug: Bug) {
+fn plant(_rn: &mut RawNode<AnyStorage>, bug: Bug) {
     panic!(
         "planting {} needs raftlet-sim's bug-injection feature (cargo ... --features bug-injection)",
         bug.name()

@@ -1,7 +1,7 @@
 //! Part of the fixed seed set, built with debug assertions on: the core's
 //! internal consistency checks (`debug_assert!`) and overflow checks run on
-//! every step of 100 mixed, 100 adversarial, 50 churn and 50 durability
-//! seeds, with both host kinds. `make sim-test` runs it in the `sim-assert`
+//! every step of 100 mixed, 100 adversarial, 50 churn, 50 durability and
+//! 50 disk seeds (the store's own too), with both host kinds. `make sim-test` runs it in the `sim-assert`
 //! profile (optimized, debug assertions on), where it takes seconds; an
 //! unoptimized build runs a tenth of it. Release builds, without debug
 //! assertions, have nothing to run here.
@@ -20,6 +20,7 @@ fn seed_sets_with_debug_assertions_keep_every_invariant() {
         (Profile::Adversarial, 100),
         (Profile::Churn, 50),
         (Profile::Durability, 50),
+        (Profile::Disk, 50),
     ] {
         let opts = Options {
             profile: Some(profile),

@@ -1,6 +1,9 @@
 //! The fixed seed set run by `make sim-test` (part of `make test`): seeds
-//! 1..=500 of the default mix, 1..=250 of the adversarial, churn and
-//! durability mixes and 1..=50 of the calm one must keep every invariant.
+//! 1..=500 of the default mix, 1..=250 of the adversarial, churn,
+//! durability and disk mixes and 1..=50 of the calm one must keep every
+//! invariant (a quarter of the mixed and durability seeds, and every disk
+//! one, run their nodes on the durable store over the fault-injecting
+//! filesystem).
 //! Each seed draws its host kind (about half of the mixed seeds, three
 //! quarters of the adversarial ones and all durability ones get the
 //! pipelined host); the pipelined host also runs on 250 mixed seeds of its
@@ -12,7 +15,7 @@
 //! `make sim-test` runs the full sets in release (and part of them with
 //! debug assertions on, see `debug_assertions.rs`).
 
-use raftlet_sim::{run_many, run_seed, HostKind, Options, Params, Profile};
+use raftlet_sim::{run_many, run_seed, HostKind, Options, Params, Profile, StorageKind, Summary};
 
 /// How many seeds of a set to run in this build.
 fn seeds(n: u64) -> u64 {
@@ -23,17 +26,17 @@ fn seeds(n: u64) -> u64 {
     }
 }
 
-fn check(profile: Profile, n: u64) {
+fn check(profile: Profile, n: u64) -> Summary {
     check_with(
         Options {
             profile: Some(profile),
             ..Options::default()
         },
         n,
-    );
+    )
 }
 
-fn check_with(opts: Options, n: u64) {
+fn check_with(opts: Options, n: u64) -> Summary {
     raftlet_sim::quiet_panics();
     let profile = opts.profile();
     let n = seeds(n);
@@ -60,6 +63,7 @@ fn check_with(opts: Options, n: u64) {
     );
     assert!(s.failures.is_empty(), "invariants broken:\n{report}");
     assert_eq!(s.seeds, n);
+    s
 }
 
 #[test]
@@ -124,6 +128,64 @@ fn calm_seed_set_keeps_every_invariant() {
 #[test]
 fn durability_seed_set_keeps_every_invariant() {
     check(Profile::Durability, 250);
+}
+
+/// Every node on the durable store: both hosts write through it, crashes
+/// cut the power (losing unsynced writes, or keeping a prefix and tearing
+/// the next), and restarts reopen the store.
+#[test]
+fn disk_seed_set_keeps_every_invariant() {
+    let s = check(Profile::Disk, 250);
+    let op = |k: &str| s.stats.ops.get(k).copied().unwrap_or(0);
+    assert_eq!(op("disk-seeds"), s.seeds);
+    assert!(op("disk-writes-issued") > 0, "pipelined hosts write ahead");
+    assert!(op("readies-taken-with-writes-in-flight") > 0);
+    assert!(op("disk-crashes-torn") > 0 && op("disk-crashes-lose-unsynced") > 0);
+    assert!(op("disk-reopens") > 0);
+    assert!(op("disk-fs-writes-lost") > 0);
+    assert!(op("disk-fs-writes-kept") > 0);
+    if cfg!(sim_optimized) {
+        // A record cut inside: rarer (it must span a sector boundary).
+        assert!(op("disk-fs-writes-torn") > 0);
+    }
+    assert!(op("disk-fs-syncs") > 0 && op("disk-fs-dir-syncs") > 0);
+}
+
+/// The storage is drawn per seed: a quarter of the mixed and durability
+/// seeds, every disk one, no other; `--storage` overrides it, and a bug of
+/// the store implies it.
+#[test]
+fn storage_is_drawn_per_seed() {
+    let share = |profile| {
+        let o = Options {
+            profile: Some(profile),
+            ..Options::default()
+        };
+        (1..=400)
+            .filter(|&s| Params::draw(s, &o).storage == StorageKind::Disk)
+            .count()
+    };
+    for profile in [Profile::Mixed, Profile::Durability] {
+        let n = share(profile);
+        assert!((60..=140).contains(&n), "{profile:?}: {n} of 400 on disk");
+    }
+    assert_eq!(share(Profile::Disk), 400);
+    assert_eq!(share(Profile::Churn), 0);
+    let forced = Options {
+        storage: Some(StorageKind::Disk),
+        ..Options::default()
+    };
+    let drawn = Params::draw(7, &Options::default());
+    let p = Params::draw(7, &forced);
+    assert_eq!(p.storage, StorageKind::Disk);
+    assert_eq!(
+        (p.nodes, p.drop, p.chaos_ticks, p.host),
+        (drawn.nodes, drawn.drop, drawn.chaos_ticks, drawn.host)
+    );
+    assert_eq!(
+        forced.repro_command(7),
+        "cargo run --release -p raftlet-sim -- --seed 7 --storage disk --trace"
+    );
 }
 
 #[test]

@@ -19,6 +19,10 @@
 //! A crash loses the whole queue. The write at its front, the one in
 //! progress, may be torn: a prefix of (snapshot, entries in order) lands and
 //! its hard state is lost. The node restarts from the disk alone.
+//!
+//! With disk storage (`super::disk`) the write is issued to the store,
+//! unsynced, when the Ready is taken and synced when it lands; a crash
+//! leaves it to the filesystem which of the writes issued survive.
 
 use std::fmt::Write as _;
 
@@ -174,6 +178,8 @@ impl Sim {
             self.crash_pipelined(id, PipelineCrash::AfterSend)?;
             return Ok(false);
         }
+        // With disk storage the write is issued now and completes later.
+        self.disk_issue(id, &rd)?;
         let number = rd.number();
         let node = self.nodes.get_mut(&id).expect("present");
         if let Some(snap) = rd.snapshot.clone() {
@@ -304,6 +310,7 @@ impl Sim {
             let node = self.nodes.get_mut(&id).expect("present");
             let Write { mut rd, vote, .. } = node.writes.pop_front().expect("front exists");
             let number = rd.number();
+            self.disk_land(id, &rd, vote.0)?;
             self.persist(id, rd.snapshot.as_ref(), &rd.entries, rd.hard_state)?;
             let node = self.nodes.get_mut(&id).expect("present");
             node.durable = number;
@@ -385,6 +392,11 @@ impl Sim {
         let mut writes = std::mem::take(&mut node.writes);
         let mut lost = writes.len() as u64;
         let mut torn = String::new();
+        if node.disk.is_some() {
+            // The filesystem decides what of the writes issued survives
+            // (`Sim::disk_crash`); the model keeps only what landed.
+            writes.clear();
+        }
         if let Some(Write { rd, .. }) = writes.pop_front() {
             let has_snap = u64::from(rd.snapshot.is_some());
             let parts = has_snap + rd.entries.len() as u64;
