@@ -23,8 +23,9 @@ use crate::record::{
 /// zeros after them, up to [`ZERO_AHEAD`] bytes past their end, when they
 /// reach into blocks not written yet (see [`Inner::append`]). A larger
 /// record amortizes the block-map update over its own bytes: measured on
-/// ext4 with 9.6 KB records, zeros ahead gave 1.45x the synced writes per
-/// second; with 150 KB records they gave nothing.
+/// ext4 with 9.6 KB records, zeros ahead gave 1.4x the synced writes per
+/// second; with 150 KB records they gained nothing (the doubled bytes cost
+/// what the block-map updates saved), so larger records get none.
 const ZERO_AHEAD_MAX_RECORD: usize = 64 << 10;
 
 /// How many bytes of zeros a small record is followed by when it reaches
