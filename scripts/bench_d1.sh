@@ -5,16 +5,16 @@
 # and 1,024 entries of 128 B. raftlet-disk, raft-engine, redb and fjall
 # commit all groups of a round with one sync; etcd's WAL is one WAL per
 # group, synced per group, as an etcd-style host runs it.
-# BENCH_D1_ROUNDS rounds (default 5) alternate the order of the
-# implementations; each run stops after BENCH_D1_SECONDS (default 3).
+# BENCH_D1_ROUNDS rounds (default 7) alternate the order of the
+# implementations; each run stops after BENCH_D1_SECONDS (default 1).
 # raw-fsync is the disk's ceiling: the same bytes appended to one file
 # (written with zeros beforehand) and fdatasync'ed, with no format at all.
 # Writes build/bench/d1.jsonl and docs/bench-d1.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-ROUNDS=${BENCH_D1_ROUNDS:-5}
-SECS=${BENCH_D1_SECONDS:-3}
+ROUNDS=${BENCH_D1_ROUNDS:-7}
+SECS=${BENCH_D1_SECONDS:-1}
 OUT=build/bench
 RESULTS=$OUT/d1.jsonl
 DATA=${BENCH_D1_DIR:-$ROOT/build/bench/d1-data}
@@ -70,6 +70,26 @@ for ((r=1; r<=ROUNDS; r++)); do
     done
   done
 done
+# One group: the disk's latency swings within seconds, more than the
+# difference between two logs that each make one write and one sync a round.
+# BENCH_D1_PAIRS (default 21) short runs of raftlet-disk and etcd's WAL,
+# taking turns to go first, give a ratio per pair, seconds or less apart.
+PAIRS=${BENCH_D1_PAIRS:-21}
+PAIRED=$OUT/d1-pairs.jsonl
+: > "$PAIRED"
+log "1 group: $PAIRS short pairs of raftlet-disk and etcd's WAL"
+for b in 1 64 1024; do
+  n=400; [ "$b" = 1024 ] && n=150
+  for ((r=1; r<=PAIRS; r++)); do
+    a="$RB raftlet-disk groups=1 batch=$b rounds=$n max_seconds=100 dir=$DATA/run"
+    e="$GW -groups 1 -batch $b -rounds $n -max-seconds 100 -dir $DATA/run"
+    if (( r % 2 )); then pair=("$a" "$e"); else pair=("$e" "$a"); fi
+    for c in "${pair[@]}"; do
+      # shellcheck disable=SC2086
+      RESULTS=$PAIRED run $c
+    done
+  done
+done
 python3 scripts/bench_d1_report.py "$RESULTS" --rounds "$ROUNDS" --seconds "$SECS" \
-  --findings bench/d1/FINDINGS.md > docs/bench-d1.md
+  --pairs "$PAIRED" --findings bench/d1/FINDINGS.md > docs/bench-d1.md
 log "done: docs/bench-d1.md, $RESULTS"
