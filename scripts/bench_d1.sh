@@ -5,16 +5,16 @@
 # and 1,024 entries of 128 B. raftlet-disk, raft-engine, redb and fjall
 # commit all groups of a round with one sync; etcd's WAL is one WAL per
 # group, synced per group, as an etcd-style host runs it.
-# BENCH_D1_ROUNDS rounds (default 3) alternate the order of the
-# implementations; each run stops after BENCH_D1_SECONDS (default 5).
-# raw-fsync is the disk's ceiling: the same bytes appended to one file and
-# fdatasync'ed, with no format at all.
+# BENCH_D1_ROUNDS rounds (default 7) alternate the order of the
+# implementations; each run stops after BENCH_D1_SECONDS (default 1).
+# raw-fsync is the disk's ceiling: the same bytes appended to one file
+# (written with zeros beforehand) and fdatasync'ed, with no format at all.
 # Writes build/bench/d1.jsonl and docs/bench-d1.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-ROUNDS=${BENCH_D1_ROUNDS:-3}
-SECS=${BENCH_D1_SECONDS:-5}
+ROUNDS=${BENCH_D1_ROUNDS:-7}
+SECS=${BENCH_D1_SECONDS:-1}
 OUT=build/bench
 RESULTS=$OUT/d1.jsonl
 DATA=${BENCH_D1_DIR:-$ROOT/build/bench/d1-data}
@@ -43,16 +43,23 @@ run() {
 for ((r=1; r<=ROUNDS; r++)); do
   log "round $r of $ROUNDS"
   for g in 1 1000; do
-    # etcd preallocates a 64 MiB segment per WAL: 8 MiB for 1,000 WALs (it
-    # changes what is preallocated, not the sync per Save).
+    # etcd preallocates a 64 MiB segment per WAL (its default), and its file
+    # pipeline preallocates the next one: for 1,000 WALs that is 128 GB of
+    # fallocate, more than the disk holds, so they get 8 MiB. No WAL of the
+    # 1,000 fills 8 MiB within a run (a run saves a few MB per WAL at most),
+    # so the size changes what is reserved before the clock starts, not a
+    # Save or its sync.
     seg=$((64 << 20)); [ "$g" = 1000 ] && seg=$((8 << 20))
     for b in 1 64 1024; do
+      # raftlet-disk and etcd's WAL run next to each other in every round
+      # (the order turns round each round), so that their ratio is taken
+      # from runs seconds apart on this shared disk.
       cmds=("$RB raftlet-disk groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
+            "$GW -groups $g -batch $b -segment $seg -max-seconds $SECS -dir $DATA/run"
+            "$RB raw-fsync groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
             "$RB raft-engine groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
             "$RB redb groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
-            "$RB fjall groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
-            "$RB raw-fsync groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
-            "$GW -groups $g -batch $b -segment $seg -max-seconds $SECS -dir $DATA/run")
+            "$RB fjall groups=$g batch=$b max_seconds=$SECS dir=$DATA/run")
       if (( r % 2 == 0 )); then
         rev=(); for ((i=${#cmds[@]}-1; i>=0; i--)); do rev+=("${cmds[i]}"); done; cmds=("${rev[@]}")
       fi
@@ -63,5 +70,26 @@ for ((r=1; r<=ROUNDS; r++)); do
     done
   done
 done
-python3 scripts/bench_d1_report.py "$RESULTS" --rounds "$ROUNDS" --seconds "$SECS" > docs/bench-d1.md
+# One group: the disk's latency swings within seconds, more than the
+# difference between two logs that each make one write and one sync a round.
+# BENCH_D1_PAIRS (default 21) short runs of raftlet-disk and etcd's WAL,
+# taking turns to go first, give a ratio per pair, seconds or less apart.
+PAIRS=${BENCH_D1_PAIRS:-21}
+PAIRED=$OUT/d1-pairs.jsonl
+: > "$PAIRED"
+log "1 group: $PAIRS short pairs of raftlet-disk and etcd's WAL"
+for b in 1 64 1024; do
+  n=400; [ "$b" = 1024 ] && n=150
+  for ((r=1; r<=PAIRS; r++)); do
+    a="$RB raftlet-disk groups=1 batch=$b rounds=$n max_seconds=100 dir=$DATA/run"
+    e="$GW -groups 1 -batch $b -rounds $n -max-seconds 100 -dir $DATA/run"
+    if (( r % 2 )); then pair=("$a" "$e"); else pair=("$e" "$a"); fi
+    for c in "${pair[@]}"; do
+      # shellcheck disable=SC2086
+      RESULTS=$PAIRED run $c
+    done
+  done
+done
+python3 scripts/bench_d1_report.py "$RESULTS" --rounds "$ROUNDS" --seconds "$SECS" \
+  --pairs "$PAIRED" --findings bench/d1/FINDINGS.md > docs/bench-d1.md
 log "done: docs/bench-d1.md, $RESULTS"

@@ -52,6 +52,8 @@ pub enum FaultOp {
 pub struct FaultStats {
     /// Calls of `write_at`, `set_len` and `allocate`.
     pub writes: u64,
+    /// Bytes passed to successful calls of `write_at`.
+    pub bytes_written: u64,
     /// Calls of file `sync`.
     pub syncs: u64,
     /// Calls of `sync_dir`.
@@ -572,7 +574,12 @@ impl FaultFile {
             }
             let node = st.inodes.get_mut(&ino).ok_or_else(|| errno(EIO))?;
             apply(&mut node.current, &op);
+            let written = match &op {
+                Pending::Write { data, .. } => data.len() as u64,
+                _ => 0,
+            };
             node.pending.push(op);
+            st.stats.bytes_written += written;
             Ok(())
         })
     }

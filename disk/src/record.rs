@@ -54,16 +54,23 @@ pub(crate) struct Header {
     pub(crate) kind: u8,
 }
 
+/// The header of a record holding `payload`.
+pub(crate) fn record_header(kind: u8, seq: u64, synced: u64, payload: &[u8]) -> [u8; HEADER] {
+    let mut h = [0u8; HEADER];
+    h[..4].copy_from_slice(&MAGIC);
+    h[4..8].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    h[8..16].copy_from_slice(&seq.to_le_bytes());
+    h[16..24].copy_from_slice(&synced.to_le_bytes());
+    h[24] = kind;
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&h[..28]), payload);
+    h[28..].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
 /// Appends a whole record (header, payload, padding) to `out`.
 pub(crate) fn encode_record(out: &mut Vec<u8>, kind: u8, seq: u64, synced: u64, payload: &[u8]) {
     let start = out.len();
-    out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&seq.to_le_bytes());
-    out.extend_from_slice(&synced.to_le_bytes());
-    out.extend_from_slice(&[kind, 0, 0, 0]);
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&out[start..start + 28]), payload);
-    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&record_header(kind, seq, synced, payload));
     out.extend_from_slice(payload);
     out.resize(start + align8(HEADER + payload.len()), 0);
 }

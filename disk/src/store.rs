@@ -19,6 +19,25 @@ use crate::record::{
     KIND_BATCH, KIND_CHECKPOINT, MAX_PAYLOAD,
 };
 
+/// Records up to this size (header and padding included) are written with
+/// zeros after them, up to [`ZERO_AHEAD`] bytes past their end, when they
+/// reach into blocks not written yet (see [`Inner::append`]). A larger
+/// record amortizes the block-map update over its own bytes: measured on
+/// ext4 with 9.6 KB records, zeros ahead gave 1.4x the synced writes per
+/// second; with 150 KB records they gained nothing (the doubled bytes cost
+/// what the block-map updates saved), so larger records get none.
+const ZERO_AHEAD_MAX_RECORD: usize = 64 << 10;
+
+/// How many bytes of zeros a small record is followed by when it reaches
+/// past the blocks already written.
+const ZERO_AHEAD: u64 = 1 << 20;
+
+/// Records with a larger payload are written from the batch's own buffer
+/// rather than copied into the store's (see [`Inner::append`]): the copy
+/// would cost more than the two extra write calls, and the store's buffer
+/// would keep the size of the largest batch for good.
+const COPY_MAX: usize = 1 << 20;
+
 /// Tuning of a [`DiskStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
@@ -457,6 +476,10 @@ pub(crate) struct Inner {
     active: u32,
     /// Where the next record goes in the active segment.
     write_off: u64,
+    /// The active segment's bytes before this offset have been written
+    /// (records, or zeros written ahead of them; see [`Inner::append`]);
+    /// past it, the preallocated blocks may still be unwritten extents.
+    written_to: u64,
     /// Records in the active segment (its checkpoint included).
     active_records: u64,
     next_seq: u64,
@@ -538,6 +561,7 @@ impl DiskStore {
             segments: BTreeMap::new(),
             active: 0,
             write_off: 0,
+            written_to: 0,
             active_records: 0,
             next_seq: 1,
             synced_seq: 0,
@@ -948,18 +972,57 @@ impl Inner {
     /// Appends one record to the active segment. A failed write changes
     /// nothing (the next record goes to the same offset); a failed sync is
     /// fatal.
+    ///
+    /// A small record that reaches past [`Inner::written_to`] is written
+    /// together with [`ZERO_AHEAD`] bytes of zeros after it (within the
+    /// preallocated `segment_size`). `fallocate` leaves *unwritten*
+    /// extents: the first write into one changes the file's block map, so
+    /// the `fdatasync` after it must commit the filesystem journal too (on
+    /// ext4 about twice the cost of a sync of the data alone). Zeros
+    /// written ahead pay that once per [`ZERO_AHEAD`] bytes instead of on
+    /// every sync. Recovery reads them as what they are: no record.
+    ///
+    /// A record larger than [`COPY_MAX`] is written in place, as its
+    /// header, its payload and its padding, one after the other (a failure
+    /// part way leaves a prefix of the record, as a failed single write
+    /// may), instead of being copied into one buffer first.
     fn append(&mut self, kind: u8, payload: &[u8], sync: bool) -> Result<(u32, u64)> {
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        encode_record(&mut buf, kind, self.next_seq, self.synced_seq, payload);
+        let len = align8(HEADER + payload.len()) as u64;
+        let end = self.write_off + len;
         let seg = &self.segments[&self.active];
-        let r = seg.file.write_at(&buf, self.write_off);
-        let path = seg.path.clone();
-        let len = buf.len() as u64;
-        self.buf = buf;
-        r.map_err(|e| DiskError::io("write", &path, &e))?;
+        let mut written = end;
+        let r = if payload.len() > COPY_MAX {
+            let head = record::record_header(kind, self.next_seq, self.synced_seq, payload);
+            let pad = [0u8; 8];
+            let pad = &pad[..(len as usize - HEADER - payload.len())];
+            seg.file
+                .write_at(&head, self.write_off)
+                .and_then(|()| seg.file.write_at(payload, self.write_off + HEADER as u64))
+                .and_then(|()| {
+                    if pad.is_empty() {
+                        Ok(())
+                    } else {
+                        seg.file.write_at(pad, end - pad.len() as u64)
+                    }
+                })
+        } else {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.clear();
+            encode_record(&mut buf, kind, self.next_seq, self.synced_seq, payload);
+            if buf.len() <= ZERO_AHEAD_MAX_RECORD && end > self.written_to {
+                written = (end + ZERO_AHEAD).min(self.opts.segment_size).max(end);
+                buf.resize((written - self.write_off) as usize, 0);
+            }
+            let r = seg.file.write_at(&buf, self.write_off);
+            self.buf = buf;
+            r
+        };
+        if let Err(e) = r {
+            return Err(DiskError::io("write", &seg.path, &e));
+        }
         let at = (self.active, self.write_off + HEADER as u64);
-        self.write_off += len;
+        self.write_off = end;
+        self.written_to = self.written_to.max(written);
         self.next_seq += 1;
         self.active_records += 1;
         if sync {
@@ -975,40 +1038,46 @@ impl Inner {
         if self.write_off + len <= self.opts.segment_size || self.active_records <= 1 {
             return Ok(false);
         }
-        self.rotate()?;
+        self.rotate(len)?;
         Ok(true)
     }
 
-    /// Syncs the active segment, creates the next one (preallocated, synced
-    /// with its directory) and writes its checkpoint, synced.
-    fn rotate(&mut self) -> Result<()> {
+    /// Syncs the active segment, creates the next one (preallocated, its
+    /// directory synced) with room for its checkpoint and a record of
+    /// `next_len` bytes, and writes the checkpoint. The checkpoint is not
+    /// synced here: the sync of the record that follows covers it (and
+    /// the new file's size), and until then no record of the new segment
+    /// counts as durable. A crash before that sync leaves a segment
+    /// without a valid checkpoint, which recovery drops.
+    fn rotate(&mut self, next_len: u64) -> Result<()> {
         self.sync_log()?;
         let n = self
             .active
             .checked_add(1)
             .ok_or_else(|| DiskError::InvalidInput("segment numbers exhausted".into()))?;
-        self.create_segment(n)?;
         let payload = self.checkpoint_payload();
-        if let Err(e) = self.append(KIND_CHECKPOINT, &payload, true) {
+        let need = align8(HEADER + payload.len()) as u64 + next_len;
+        self.create_segment(n, need.max(self.opts.segment_size))?;
+        if let Err(e) = self.append(KIND_CHECKPOINT, &payload, false) {
             // A segment without its checkpoint must not take records.
             return Err(self.fail(e));
         }
         Ok(())
     }
 
-    fn create_segment(&mut self, n: u32) -> Result<()> {
+    /// Creates segment `n`, preallocated to `len` bytes, and syncs the
+    /// directory. The file itself is synced by the first sync of a record
+    /// in it (`fdatasync` also writes the size that `fallocate` set).
+    fn create_segment(&mut self, n: u32, len: u64) -> Result<()> {
         let path = self.path(&segment_name(n));
         let file = self
             .fs
             .create(&path)
             .map_err(|e| DiskError::io("create", &path, &e))?;
-        if let Err(e) = file.allocate(self.opts.segment_size) {
+        if let Err(e) = file.allocate(len) {
             drop(file);
             let _ = self.fs.remove(&path);
             return Err(DiskError::io("allocate", &path, &e));
-        }
-        if let Err(e) = file.sync() {
-            return Err(self.fail(DiskError::io("sync", &path, &e)));
         }
         if !self.skip_dir_sync() {
             self.sync_dir()?;
@@ -1022,6 +1091,7 @@ impl Inner {
         );
         self.active = n;
         self.write_off = 0;
+        self.written_to = 0;
         self.active_records = 0;
         Ok(())
     }
@@ -1067,7 +1137,15 @@ impl Inner {
                 .map(|(&id, _)| id)
                 .collect();
             if !pinned.is_empty() {
-                let total: u64 = pinned.iter().map(|id| self.groups[id].live_bytes()).sum();
+                // Stops counting once over the budget: with large logs that
+                // are never compacted, this runs at every segment switch.
+                let mut total = 0u64;
+                for id in &pinned {
+                    total += self.groups[id].live_bytes();
+                    if total > budget {
+                        break;
+                    }
+                }
                 if total > budget {
                     break;
                 }
@@ -1424,6 +1502,7 @@ impl Inner {
         if let Some((&n, &(off, records))) = ends.iter().next_back() {
             self.active = n;
             self.write_off = off;
+            self.written_to = off;
             self.active_records = records;
         }
         // Referenced snapshot files must be whole; the others are left
@@ -1453,7 +1532,8 @@ impl Inner {
         }
         if self.segments.is_empty() {
             // A new store (or one whose every record was torn).
-            self.create_segment(segs.first().copied().unwrap_or(1).max(1))
+            let len = self.opts.segment_size;
+            self.create_segment(segs.first().copied().unwrap_or(1).max(1), len)
                 .map_err(unfail)?;
             let payload = self.checkpoint_payload();
             self.append(KIND_CHECKPOINT, &payload, true)

@@ -27,16 +27,20 @@ trait Log {
     fn round(&mut self, groups: &[(u64, Vec<Entry>, HardState)]);
 }
 
-struct RaftletDisk(raftlet_disk::DiskStore);
+/// The store and one batch, emptied with `clear` and reused every round as
+/// a host's Ready loop would (it keeps its buffers, as etcd's WAL keeps its
+/// encoder's and raw-fsync its own).
+struct RaftletDisk(raftlet_disk::DiskStore, raftlet_disk::WriteBatch);
 
 impl Log for RaftletDisk {
     fn round(&mut self, groups: &[(u64, Vec<Entry>, HardState)]) {
-        let mut b = raftlet_disk::WriteBatch::new();
+        let b = &mut self.1;
+        b.clear();
         for (g, ents, hs) in groups {
             b.append(*g, ents).unwrap();
             b.set_hard_state(*g, hs);
         }
-        self.0.write(&b).unwrap();
+        self.0.write(b).unwrap();
     }
 }
 
@@ -130,8 +134,11 @@ impl Log for Fjall {
 }
 
 /// The disk's ceiling: the round's entries and hard states written at the
-/// end of one preallocated file and fdatasync'ed, with no format, index or
-/// recovery at all.
+/// end of one file and fdatasync'ed, with no format, index or recovery at
+/// all. The file's first 64 MiB are written with zeros (and synced) before
+/// the run, so that a sync there writes data only: into blocks that are
+/// merely fallocated, the first write also changes the block map, and the
+/// sync commits the filesystem journal with it (see docs/bench-d1.md).
 struct RawFsync {
     file: std::fs::File,
     off: u64,
@@ -163,7 +170,10 @@ fn key(g: u64, i: u64) -> Vec<u8> {
 
 fn open(imp: &str, dir: &Path) -> Box<dyn Log> {
     match imp {
-        "raftlet-disk" => Box::new(RaftletDisk(raftlet_disk::DiskStore::open(dir).unwrap())),
+        "raftlet-disk" => Box::new(RaftletDisk(
+            raftlet_disk::DiskStore::open(dir).unwrap(),
+            raftlet_disk::WriteBatch::new(),
+        )),
         "raft-engine" => {
             let cfg = raft_engine::Config {
                 dir: dir.to_string_lossy().into_owned(),
@@ -191,8 +201,16 @@ fn open(imp: &str, dir: &Path) -> Box<dyn Log> {
                 .truncate(true)
                 .open(dir.join("raw"))
                 .unwrap();
-            // Preallocated as raftlet-disk and etcd preallocate (fallocate).
+            // Preallocated as raftlet-disk and etcd preallocate (fallocate),
+            // then written with zeros: the best case for the sync.
             fs4_allocate(&file, 64 << 20);
+            {
+                use std::os::unix::fs::FileExt;
+                let zeros = vec![0u8; 1 << 20];
+                for i in 0..64u64 {
+                    file.write_all_at(&zeros, i << 20).unwrap();
+                }
+            }
             file.sync_all().unwrap();
             Box::new(RawFsync {
                 file,
@@ -262,6 +280,9 @@ fn main() {
     let max_secs = u("max_seconds", 5) as f64;
     let start = Instant::now();
     let mut done = 0u64;
+    // Each round's time, for its median: a stall of the shared disk moves
+    // the mean (writes_per_s) far more than the median.
+    let mut times = Vec::with_capacity(rounds as usize);
     for _ in 0..rounds {
         if done >= 3 && start.elapsed().as_secs_f64() > max_secs {
             break;
@@ -284,9 +305,13 @@ fn main() {
             };
             round.push((g + 1, ents, hs));
         }
+        let t = Instant::now();
         log.round(&round);
+        times.push(t.elapsed().as_secs_f64());
     }
     let secs = start.elapsed().as_secs_f64();
+    times.sort_by(f64::total_cmp);
+    let p50 = times[times.len() / 2];
     drop(log);
     if !kv.contains_key("dir") {
         let _ = std::fs::remove_dir_all(&dir);
@@ -296,8 +321,10 @@ fn main() {
     let entries = writes * batch as f64;
     println!(
         "{{\"workload\":\"d1\",\"impl\":\"{imp}\",\"params\":{{\"groups\":\"{groups}\",\"batch\":\"{batch}\",\"size\":\"{size}\",\"rounds\":\"{rounds}\"}},\
-         \"metrics\":{{\"writes_per_s\":{:.4},\"syncs_per_s\":{:.4},\"entries_per_s\":{:.4},\"mb_per_s\":{:.4},\"seconds\":{secs:.4}}}}}",
+         \"metrics\":{{\"writes_per_s\":{:.4},\"writes_per_s_p50\":{:.4},\"round_p50_us\":{:.1},\"syncs_per_s\":{:.4},\"entries_per_s\":{:.4},\"mb_per_s\":{:.4},\"seconds\":{secs:.4}}}}}",
         writes / secs,
+        groups as f64 / p50,
+        p50 * 1e6,
         rounds as f64 / secs,
         entries / secs,
         entries * size as f64 / secs / 1e6,

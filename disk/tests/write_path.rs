@@ -1,0 +1,247 @@
+//! The costs of the write path that docs/bench-d1.md measures: small
+//! records are followed by zeros written ahead (so that a sync does not also
+//! commit a block-map change), a segment switch costs one file sync and one
+//! directory sync, and a record over 1 MiB is written in place, which must
+//! be as safe as a single write: a failure part way changes nothing, and a
+//! crash part way is a torn tail.
+
+mod common;
+
+use bytes::Bytes;
+use common::*;
+use raftlet::pb::{Entry, HardState};
+use raftlet::Storage;
+use raftlet_disk::{CrashMode, DiskError, FaultFs, FaultOp, Options, WriteBatch, EIO};
+
+/// The zeros written after a small record that reaches unwritten blocks.
+const ZERO_AHEAD: u64 = 1 << 20;
+
+fn hs(commit: u64) -> HardState {
+    HardState {
+        term: 1,
+        vote: 1,
+        commit,
+    }
+}
+
+/// `n` entries of group 1 from `from`, each with `size` bytes of data that
+/// depend on its index.
+fn big_entries(from: u64, n: u64, size: usize) -> Vec<Entry> {
+    (from..from + n)
+        .map(|i| Entry::new(1, i, Bytes::from(vec![(i % 251) as u8; size])))
+        .collect()
+}
+
+#[test]
+fn small_records_write_zeros_ahead_once_per_mebibyte_within_the_segment() {
+    let fs = FaultFs::new();
+    let opts = Options {
+        segment_size: 3 << 19, // 1.5 MiB: the second run of zeros is cut short
+        rewrite_max_bytes: 0,
+    };
+    let before = fs.stats().bytes_written;
+    let store = open(&fs, opts).unwrap();
+    // The segment's checkpoint is the first small record: zeros follow it.
+    let opened = fs.stats().bytes_written - before;
+    assert!(
+        (ZERO_AHEAD..ZERO_AHEAD + 4096).contains(&opened),
+        "open wrote {opened} bytes: no zeros were written ahead"
+    );
+    let g = store.group(1);
+    let mut next = 1;
+    let mut record_bytes = 0;
+    // 100 small appends inside the zeroed MiB write only themselves.
+    for _ in 0..100 {
+        let at = fs.stats().bytes_written;
+        g.append(&entries(1, next, 2, 1)).unwrap();
+        next += 2;
+        let n = fs.stats().bytes_written - at;
+        assert!(n < 1024, "a small append wrote {n} bytes");
+        record_bytes += n;
+    }
+    assert!(record_bytes > 0);
+    // Past the first MiB the next run of zeros is written, up to the end of
+    // the preallocated segment and never past it.
+    let seg = dir().join("0000000000000001.log");
+    let mut zeros_again = false;
+    while store.stats().log_bytes < ZERO_AHEAD + 4096 {
+        let at = fs.stats().bytes_written;
+        g.append(&big_entries(next, 8, 4000)).unwrap();
+        next += 8;
+        zeros_again |= fs.stats().bytes_written - at > 100_000;
+    }
+    assert!(zeros_again, "no zeros were written past the first MiB");
+    assert_eq!(store.stats().segments, 1);
+    assert_eq!(fs.contents(&seg).unwrap().len() as u64, opts.segment_size);
+    // What was written reads back, before and after a crash.
+    let last = next - 1;
+    let want = g.entries(1, last + 1, u64::MAX).unwrap();
+    drop((g, store));
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, opts).unwrap();
+    assert_eq!(store.group(1).entries(1, last + 1, u64::MAX).unwrap(), want);
+}
+
+#[test]
+fn a_segment_switch_costs_one_file_sync_and_one_directory_sync() {
+    let fs = FaultFs::new();
+    let opts = Options {
+        segment_size: 64 << 10,
+        rewrite_max_bytes: 0,
+    };
+    let store = open(&fs, opts).unwrap();
+    let g = store.group(1);
+    let mut next = 1;
+    let mut switches = Vec::new();
+    for k in 0.. {
+        if switches.len() == 3 {
+            break;
+        }
+        let segments = store.stats().segments;
+        let (syncs, dir_syncs) = (fs.stats().syncs, fs.stats().dir_syncs);
+        g.append(&big_entries(next, 4, 3000)).unwrap();
+        next += 4;
+        let (syncs, dir_syncs) = (fs.stats().syncs - syncs, fs.stats().dir_syncs - dir_syncs);
+        if store.stats().segments > segments {
+            switches.push(k);
+            assert_eq!((syncs, dir_syncs), (1, 1), "a write that switched segments");
+        } else {
+            assert_eq!((syncs, dir_syncs), (1, 0), "a write inside a segment");
+        }
+    }
+    let want = g.entries(1, next, u64::MAX).unwrap();
+    // A power cut at every step of the second switch loses nothing
+    // acknowledged, and the new segment holds its checkpoint once synced.
+    let k = switches[1];
+    for ops in 0..8 {
+        let fs = FaultFs::new();
+        let store = open(&fs, opts).unwrap();
+        let g = store.group(1);
+        for a in 0..k {
+            g.append(&big_entries(1 + 4 * a, 4, 3000)).unwrap();
+        }
+        let before = 4 * k;
+        fs.power_off_after(ops);
+        let done = g.append(&big_entries(before + 1, 4, 3000)).is_ok();
+        drop((g, store));
+        fs.crash(CrashMode::Torn { seed: ops });
+        let store = open(&fs, opts).unwrap();
+        let last = store.group(1).last_index().unwrap();
+        assert!(
+            last == before + 4 || (!done && last == before),
+            "ops {ops}: last {last}, acknowledged {before}, done {done}"
+        );
+        assert_eq!(
+            store.group(1).entries(1, last + 1, u64::MAX).unwrap(),
+            want[..last as usize],
+            "ops {ops}"
+        );
+        // It takes writes again, into the segment it switched to or anew.
+        store
+            .group(1)
+            .append(&big_entries(last + 1, 4, 3000))
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_record_over_a_mebibyte_gets_room_in_its_segment_and_reads_back() {
+    let fs = FaultFs::new();
+    let opts = Options {
+        segment_size: 256 << 10,
+        rewrite_max_bytes: 0,
+    };
+    let store = open(&fs, opts).unwrap();
+    let g = store.group(1);
+    g.append(&entries(1, 1, 3, 1)).unwrap();
+    // 3 MiB and a few odd bytes, so that the record has padding.
+    let big = big_entries(4, 3, (1 << 20) + 3);
+    let mut b = WriteBatch::new();
+    b.append(1, &big).unwrap();
+    b.set_hard_state(1, &hs(6));
+    store.write(&b).unwrap();
+    assert_eq!(store.stats().segments, 2);
+    // The new segment holds its checkpoint and the record, preallocated
+    // to fit them (no zeros follow a large record).
+    let seg = dir().join("0000000000000002.log");
+    let len = fs.contents(&seg).unwrap().len() as u64;
+    assert_eq!(len, store.stats().log_bytes - opts.segment_size);
+    assert!(len > 3 << 20);
+    let want = g.entries(1, 7, u64::MAX).unwrap();
+    assert_eq!(want[3..], big[..]);
+    drop((g, store));
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, opts).unwrap();
+    assert_eq!(store.group(1).entries(1, 7, u64::MAX).unwrap(), want);
+    assert_eq!(store.group(1).hard_state(), hs(6));
+}
+
+#[test]
+fn a_failure_in_any_write_of_a_large_record_changes_nothing() {
+    let opts = Options {
+        segment_size: 8 << 20,
+        rewrite_max_bytes: 0,
+    };
+    // The header, the payload and the padding are three writes.
+    for nth in 0..3 {
+        let fs = FaultFs::new();
+        let store = open(&fs, opts).unwrap();
+        let g = store.group(1);
+        g.append(&entries(1, 1, 3, 1)).unwrap();
+        let big = big_entries(4, 2, (1 << 20) + 3);
+        fs.fail_after(FaultOp::Write, nth, EIO);
+        let err = g.append(&big).unwrap_err();
+        assert!(
+            matches!(err, DiskError::Io { op: "write", .. }),
+            "write {nth}: {err:?}"
+        );
+        assert_eq!(g.last_index(), Ok(3));
+        // The store goes on at the same offset; a small record there leaves
+        // the rest of the failed one behind, which recovery cuts.
+        g.append(&entries(1, 4, 2, 1)).unwrap();
+        drop((g, store));
+        fs.crash(CrashMode::LoseUnsynced);
+        let store = open(&fs, opts).unwrap();
+        assert_eq!(
+            store.group(1).entries(1, 6, u64::MAX).unwrap(),
+            entries(1, 1, 5, 1),
+            "write {nth}"
+        );
+        // And a large record goes through after it.
+        store.group(1).append(&big_entries(6, 2, 1 << 20)).unwrap();
+        drop(store);
+        fs.crash(CrashMode::LoseUnsynced);
+        let store = open(&fs, opts).unwrap();
+        assert_eq!(store.group(1).last_index(), Ok(7), "write {nth}");
+    }
+}
+
+#[test]
+fn a_crash_part_way_through_a_large_record_is_a_torn_tail() {
+    let opts = Options {
+        segment_size: 8 << 20,
+        rewrite_max_bytes: 0,
+    };
+    for ops in 0..4 {
+        for seed in 0..4 {
+            let fs = FaultFs::new();
+            let store = open(&fs, opts).unwrap();
+            let g = store.group(1);
+            g.append(&entries(1, 1, 3, 1)).unwrap();
+            fs.power_off_after(ops);
+            let done = g.append(&big_entries(4, 2, (1 << 20) + 3)).is_ok();
+            drop((g, store));
+            fs.crash(CrashMode::Torn { seed });
+            let store = open(&fs, opts).unwrap();
+            let last = store.group(1).last_index().unwrap();
+            assert!(
+                last == 5 || (!done && last == 3),
+                "ops {ops} seed {seed}: last {last}, acknowledged {done}"
+            );
+            assert_eq!(
+                store.group(1).entries(1, 4, u64::MAX).unwrap(),
+                entries(1, 1, 3, 1)
+            );
+        }
+    }
+}
