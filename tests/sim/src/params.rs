@@ -187,11 +187,15 @@ pub enum Bug {
     SelfAckEarly,
     /// The leader promotes learners automatically whatever their lag.
     PromoteIgnoresLag,
+    /// A follower ignores its host's report that the leader's node fell
+    /// silent (`RawNode::wake_leader_lost`): a quiesced follower of a dead
+    /// leader sleeps on.
+    QuiescedNeverWakes,
 }
 
 impl Bug {
     /// Every bug.
-    pub const ALL: [Bug; 13] = [
+    pub const ALL: [Bug; 14] = [
         Bug::LearnerCountsInQuorum,
         Bug::CommitOldTermByCounting,
         Bug::VoteIgnoresLog,
@@ -205,6 +209,7 @@ impl Bug {
         Bug::VoteRequestEarly,
         Bug::SelfAckEarly,
         Bug::PromoteIgnoresLag,
+        Bug::QuiescedNeverWakes,
     ];
 
     /// The name of raftlet's switch.
@@ -223,6 +228,7 @@ impl Bug {
             Bug::VoteRequestEarly => "vote_request_early",
             Bug::SelfAckEarly => "self_ack_early",
             Bug::PromoteIgnoresLag => "promote_ignores_lag",
+            Bug::QuiescedNeverWakes => "quiesced_never_wakes",
         }
     }
 
@@ -248,6 +254,9 @@ pub struct Options {
     /// Overrides whether the seed uses lease-based reads (on forces
     /// `check_quorum`, which they require).
     pub lease_reads: Option<bool>,
+    /// Overrides whether the seed runs with quiescence
+    /// (`Config::quiesce`).
+    pub quiesce: Option<bool>,
     /// Skips the [`Invariant::ReadyContract`](crate::Invariant) check, to
     /// see what a node that breaks the Ready contract leads to.
     pub no_contract_check: bool,
@@ -285,6 +294,9 @@ impl Options {
         }
         if let Some(l) = self.lease_reads {
             s.push_str(if l { " --lease on" } else { " --lease off" });
+        }
+        if let Some(q) = self.quiesce {
+            s.push_str(if q { " --quiesce on" } else { " --quiesce off" });
         }
         if self.no_contract_check {
             s.push_str(" --no-contract-check");
@@ -432,6 +444,11 @@ pub struct Params {
     pub learner_read_share: f64,
     /// Per-unit probability of a weak read (`RawNode::read_local`).
     pub local_read_rate: f64,
+    /// `Config::quiesce`: idle groups sleep; each host sends node-level
+    /// heartbeats to every peer every `heartbeat_tick` of its ticks and
+    /// tells its node (`RawNode::wake_leader_lost`) when the leader's node
+    /// has been silent for an election timeout.
+    pub quiesce: bool,
 }
 
 impl Params {
@@ -493,6 +510,7 @@ impl Params {
             add_member: false,
             learner_read_share: 0.0,
             local_read_rate: 0.0,
+            quiesce: false,
         };
         // Clock skew: some nodes tick less often than others.
         if r.chance(0.6) {
@@ -655,6 +673,10 @@ impl Params {
         } else {
             r.pick(&[0.0, 0.0, 0.01])
         };
+        // Quiescence on about 30 % of the seeds, drawn last (earlier draws
+        // stay those of earlier versions).
+        let drawn = r.chance(0.3);
+        p.quiesce = opts.quiesce.unwrap_or(drawn);
         let per_election = ELECTION_TICK as u64
             + (WRITES_PER_ELECTION * p.write_latency.1).div_ceil(UNITS_PER_TICK);
         p.liveness_bound_ticks = p.liveness_bound_elections * per_election;
