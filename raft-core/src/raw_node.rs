@@ -527,11 +527,18 @@ impl<S: Storage> RawNode<S> {
             return Err(Error::StepPeerNotFound);
         }
         let t = m.msg_type;
-        match self.raft.step(m) {
+        let r = match self.raft.step(m) {
             Err(Error::NoLeader) if t == MessageType::MsgReadIndex => Ok(()),
             Err(Error::TransferRefused(_)) if t == MessageType::MsgTransferLeader => Ok(()),
             r => r,
+        };
+        if self.raft.quiesce.quiesced {
+            // Asleep (perhaps just now): an idle group keeps no spare
+            // Ready buffers.
+            self.spare_entries = Vec::new();
+            self.spare_messages = Vec::new();
         }
+        r
     }
 
     /// Requests a linearizable read. The answer arrives as a [`ReadState`]
@@ -755,9 +762,10 @@ impl<S: Storage> RawNode<S> {
     /// Ready loop does not allocate them again. Very large buffers are let
     /// go so a burst does not pin memory.
     fn recycle(&mut self, rd: Ready) {
-        if self.raft.state != StateRole::Leader {
+        if self.raft.state != StateRole::Leader || self.raft.quiesce.quiesced {
             // Only a leader's Ready loop is hot enough to be worth the
-            // memory; followers (and idle groups) keep nothing.
+            // memory; followers (and idle groups, quiesced ones too) keep
+            // nothing.
             self.spare_entries = Vec::new();
             self.spare_messages = Vec::new();
             return;

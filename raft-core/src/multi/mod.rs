@@ -188,6 +188,13 @@ impl<S: Storage> MultiNode<S> {
         Ok(())
     }
 
+    /// Reserves room for `additional` more groups (a host that knows how
+    /// many groups it holds avoids the slack of a growing vector).
+    pub fn reserve(&mut self, additional: usize) {
+        self.slots.reserve_exact(additional);
+        self.by_group.reserve(additional);
+    }
+
     /// Registers peer node `node` for node-level liveness (peers are also
     /// registered by the first frame to or from them).
     pub fn add_peer(&mut self, node: u64) {
@@ -224,6 +231,10 @@ impl<S: Storage> MultiNode<S> {
             }
         }
         self.stats.group_ticks += self.awake.len() as u64;
+        if self.awake.capacity() > 4 * self.awake.len().max(64) {
+            // Most groups fell asleep: give the sweep list's slack back.
+            self.awake.shrink_to(2 * self.awake.len().max(64));
+        }
         if self.now % self.heartbeat_tick == 0 {
             for &p in self.peers.keys() {
                 self.out

@@ -219,6 +219,7 @@ impl<S: Storage> Raft<S> {
     /// vote refusals), and so are the buffers an idle group does not need.
     fn enter_quiesce(&mut self) {
         self.read_only.drop_lease();
+        self.trk.visit(|_, pr| pr.inflights.shrink_idle());
         self.quiesce.round = 0;
         self.quiesce.acks = Vec::new();
         self.quiesced_now();
