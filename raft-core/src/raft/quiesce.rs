@@ -235,6 +235,13 @@ impl<S: Storage> Raft<S> {
             self.pending_read_index_messages = Vec::new();
         }
         self.read_only.shrink_idle();
+        if self.msgs.is_empty() {
+            self.msgs = Vec::new();
+        }
+        if self.msgs_after_append.is_empty() {
+            self.msgs_after_append = Vec::new();
+        }
+        self.raft_log.unstable.shrink_idle();
     }
 
     /// Whether `m` leaves a quiesced node asleep: only the quiescence
