@@ -84,6 +84,9 @@ pub(crate) struct Quiesce {
     pub round: u64,
     /// Leader: the peers that acked `round`.
     pub acks: Vec<u64>,
+    /// Leader: the next heartbeat of an unanswered round is an ordinary
+    /// one.
+    pub retry: bool,
 }
 
 impl<S: Storage> Raft<S> {
@@ -137,6 +140,15 @@ impl<S: Storage> Raft<S> {
         if self.quiesce.round != last.index {
             self.quiesce.round = last.index;
             self.quiesce.acks.clear();
+            self.quiesce.retry = false;
+        } else {
+            // A round for this index is unanswered (a peer is down or
+            // slow): alternate with ordinary heartbeats, which under
+            // lease-based reads renew the lease (a request does not).
+            self.quiesce.retry = !self.quiesce.retry;
+            if self.quiesce.retry {
+                return false;
+            }
         }
         if self.trk.progress.len() == 1 {
             // A group of one: nobody to ask.
