@@ -345,10 +345,11 @@ def b7_section(get: Any, add: Any) -> None:
         "queues node-level heartbeats). The round adds what the sweep set off: the "
         "heartbeats of every idle group without quiescence, the proposals' replication "
         "(raftlet: one frame per destination node). Heap: live bytes per group replica "
-        "once idle groups are idle (quiesced under raftlet). CPU time, per node.")
+        "once idle groups are idle (quiesced under raftlet). CPU time, per node. The × "
+        "columns: how many times less CPU raftlet with quiescence takes than the row.")
     add("")
     add("| implementation | CPU ns per sweep | CPU ns per round | groups ticked per sweep | "
-        "heap bytes per group | sweep × vs this | round × vs this |")
+        "heap bytes per group | sweep × | round × |")
     add("|---|---:|---:|---:|---:|---:|---:|")
     q_s = get("b7", "raftlet", "ns_per_sweep")
     q_r = get("b7", "raftlet", "ns_per_round")
