@@ -275,7 +275,9 @@ impl<S: Storage> MultiNode<S> {
 
     /// Decodes a frame from a peer node, records that node as alive, and
     /// steps each message into its group (waking it). Returns the number
-    /// of messages stepped.
+    /// of messages stepped. The node is the one the frame's header names:
+    /// a host whose transport knows the sender checks that they agree
+    /// ([`frame::decode`] gives the header) before passing the frame on.
     ///
     /// # Errors
     /// [`FrameError`] for a malformed frame: nothing is stepped then, and
