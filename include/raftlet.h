@@ -974,6 +974,32 @@ raftlet_result raftlet_node_conf_state(const struct raftlet_node *node,
                                        size_t cap,
                                        size_t *len_out);
 
+// Lets an idle group quiesce (default off): once everything is committed,
+// applied and acknowledged by every peer, the leader asks its followers
+// to sleep with a heartbeat whose context marks it; a quiesced node
+// ignores raftlet_node_tick until a message, a proposal or a read wakes
+// it, or the host calls raftlet_node_wake_leader_lost. With a peer that
+// does not quiesce (an etcd node) the group never quiesces.
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_config_set_quiesce(struct raftlet_config *config, bool value);
+
+// Writes whether the node is quiesced (it ignores ticks until woken).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_is_quiesced(const struct raftlet_node *node, bool *quiesced_out);
+
+// Wakes a quiesced node (a no-op on a node that is awake).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_wake(struct raftlet_node *node);
+
+// Tells a follower that the host has heard nothing from the leader's
+// node (no message, no node-level heartbeat) for at least an election
+// timeout of this node's ticks: it wakes and campaigns within one more
+// election timeout. Call it for every follower of that leader, asleep or
+// awake; never while the leader's node is heard from (under lease-based
+// reads the follower could then vote inside the leader's lease).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_node_wake_leader_lost(struct raftlet_node *node);
+
 // Releases a ready and every view it handed out. NULL is a no-op.
 void raftlet_ready_free(struct raftlet_ready *ready);
 

@@ -105,7 +105,9 @@ row() {
 SIZES=(128 1024 16384)
 declare -A TOTAL=([128]=500000 [1024]=200000 [16384]=30000)
 declare -A GOX=([128]=1953x [1024]=781x [16384]=117x)
+B7_ROUNDS=100
 if [ -n "${BENCH_QUICK:-}" ]; then  # a smoke test of the script, not for figures
+  B7_ROUNDS=5
   TOTAL=([128]=25600 [1024]=25600 [16384]=2560)
   GOX=([128]=100x [1024]=100x [16384]=10x)
 fi
@@ -150,6 +152,11 @@ for ((r=1; r<=ROUNDS; r++)); do
          "gorun $r 'BenchmarkB5\$/^impl=raftlet-go\$/^per=64\$' 500x" \
          "gorun $r 'BenchmarkB5\$/^impl=raftlet-go-view\$/^per=64\$' 500x"
   row $r "run $r $RB b6 raftlet" "run $r $RB b6 raft-rs"
+  # B7: 10,000 groups, 1 % active; raftlet with quiescence against the peers
+  # (and itself) without it.
+  row $r "run $r $RB b7 raftlet rounds=${B7_ROUNDS}" "run $r $RB b7 raftlet-noquiesce rounds=${B7_ROUNDS}" \
+         "run $r $RB b7 raft-rs rounds=${B7_ROUNDS}" \
+         "gorun $r 'BenchmarkB7\$/^impl=etcd\$' ${B7_ROUNDS}x"
   row $r "run $r $RB c1 raftlet" "run $r $RB c1 raft-rs"
   row $r "run $r $RB c1 raftlet zerocopy=1" "run $r $RB c1 raft-rs zerocopy=1"
 done

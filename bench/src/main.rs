@@ -5,13 +5,15 @@
 //! raftlet-bench <workload> <impl> [key=value ...]
 //! ```
 //!
-//! workloads: b1, b3, b4, b5, b6, c1; impl: raftlet, raftlet-nocoalesce
-//! (etcd's one append per proposal), raft-rs. Keys (defaults in
+//! workloads: b1, b3, b4, b5, b6, b7, c1; impl: raftlet, raftlet-nocoalesce
+//! (etcd's one append per proposal), raftlet-noquiesce (b7), raft-rs. Keys (defaults in
 //! parentheses): total (500000), batch (256), size (128), one (0: separate
 //! proposals; 1: one proposal message per round), compact (100000), ops
-//! (200000), groups (10000), rounds, per (reads per round), zerocopy.
+//! (200000), groups (10000), rounds, per (reads per round), zerocopy,
+//! active (b7: groups with a proposal per round, 100).
 
 mod alloc;
+mod b7;
 mod codec;
 mod node;
 mod rl;
@@ -56,6 +58,12 @@ fn run<N: BenchNode>(w: &str, opts: &Opts, a: &Args) -> Metrics {
             a.u("groups", 10_000) as usize,
             a.u("rounds", 9) as usize,
         ),
+        "b7" => b7::plain::<N>(
+            opts,
+            a.u("groups", 10_000) as usize,
+            a.u("active", 100) as usize,
+            a.u("rounds", 200) as usize,
+        ),
         "b5" => workloads::b5::<N>(opts, a.u("rounds", 20_000), a.u("per", 1)),
         "b6" => workloads::b6::<N>(
             opts,
@@ -86,7 +94,7 @@ fn main() {
         return;
     }
     if argv.len() < 2 {
-        eprintln!("usage: raftlet-bench <b1|b3|b4|b5|b6|c1> <raftlet|raftlet-nocoalesce|raft-rs> [key=value ...]");
+        eprintln!("usage: raftlet-bench <b1|b3|b4|b5|b6|b7|c1> <raftlet|raftlet-nocoalesce|raftlet-noquiesce|raft-rs> [key=value ...]");
         std::process::exit(2);
     }
     let (w, imp) = (argv[0].as_str(), argv[1].as_str());
@@ -103,6 +111,13 @@ fn main() {
     let metrics = match (w, imp) {
         ("c1", "raftlet") => codec::raftlet(args.u("ops", 200_000), args.u("zerocopy", 0) == 1),
         ("c1", "raft-rs") => codec::raftrs(args.u("ops", 200_000), args.u("zerocopy", 0) == 1),
+        ("b7", "raftlet") => b7::quiesced(
+            &opts,
+            args.u("groups", 10_000) as usize,
+            args.u("active", 100) as usize,
+            args.u("rounds", 200) as usize,
+        ),
+        ("b7", "raftlet-noquiesce") => run::<rl::Raftlet>(w, &opts, &args),
         (_, "raftlet") => run::<rl::Raftlet>(w, &opts, &args),
         (_, "raftlet-nocoalesce") => {
             opts.coalesce = false;

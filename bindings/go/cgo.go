@@ -105,6 +105,7 @@ typedef struct {
 	bool auto_promote;
 	bool standby_promotion;
 	bool learner_forwards_proposals;
+	bool quiesce;
 } go_config;
 
 typedef struct {
@@ -142,6 +143,7 @@ static go_node_res go_node_new(const go_config *c, const raftlet_storage *s) {
 	GO_SET(raftlet_config_set_auto_promote, c->auto_promote);
 	GO_SET(raftlet_config_set_standby_promotion, c->standby_promotion);
 	GO_SET(raftlet_config_set_learner_forwards_proposals, c->learner_forwards_proposals);
+	GO_SET(raftlet_config_set_quiesce, c->quiesce);
 #undef GO_SET
 	if (rc == RAFTLET_OK) rc = raftlet_node_new(cfg, s, &out.node);
 	out.res = go_res_of(rc);
@@ -206,6 +208,15 @@ static go_bool_res go_node_has_ready(raftlet_node *n) {
 	r.res = go_res_of(raftlet_node_has_ready(n, &r.has));
 	return r;
 }
+
+static go_bool_res go_node_is_quiesced(raftlet_node *n) {
+	go_bool_res r;
+	r.has = false;
+	r.res = go_res_of(raftlet_node_is_quiesced(n, &r.has));
+	return r;
+}
+static go_res go_node_wake(raftlet_node *n) { return go_res_of(raftlet_node_wake(n)); }
+static go_res go_node_wake_leader_lost(raftlet_node *n) { return go_res_of(raftlet_node_wake_leader_lost(n)); }
 
 // A ready and its envelope (bytes owned by the ready).
 typedef struct {
@@ -567,7 +578,7 @@ type cConfig struct {
 	checkQuorum, preVote, disableProposalForwarding          bool
 	disableConfChangeValidation, stepDownOnRemoval, coalesce bool
 	learnerFirst, autoPromote, standbyPromotion              bool
-	learnerForwardsProposals                                 bool
+	learnerForwardsProposals, quiesce                        bool
 }
 
 func cNodeNew(c *cConfig, s cStorage) (cNode, error) {
@@ -597,6 +608,7 @@ func cNodeNew(c *cConfig, s cStorage) (cNode, error) {
 		auto_promote:                   C.bool(c.autoPromote),
 		standby_promotion:              C.bool(c.standbyPromotion),
 		learner_forwards_proposals:     C.bool(c.learnerForwardsProposals),
+		quiesce:                        C.bool(c.quiesce),
 	}
 	r := C.go_node_new(&cc, s)
 	if err := errorOf(r.res); err != nil {
@@ -685,6 +697,14 @@ func cNodeHasReady(n cNode) (bool, error) {
 	r := C.go_node_has_ready(n)
 	return bool(r.has), errorOf(r.res)
 }
+
+func cNodeIsQuiesced(n cNode) (bool, error) {
+	r := C.go_node_is_quiesced(n)
+	return bool(r.has), errorOf(r.res)
+}
+
+func cNodeWake(n cNode) error           { return errorOf(C.go_node_wake(n)) }
+func cNodeWakeLeaderLost(n cNode) error { return errorOf(C.go_node_wake_leader_lost(n)) }
 
 // cNodeReady takes the next ready; the envelope view is valid until the
 // ready is freed.

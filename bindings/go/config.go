@@ -111,6 +111,15 @@ type Config struct {
 	// leader, as etcd does; off, a learner refuses them with
 	// ErrProposalDropped (a read-only learner). On in DefaultConfig.
 	LearnerForwardsProposals bool
+	// Quiesce lets an idle group sleep (raftlet only; off by default):
+	// once everything is committed, applied and acknowledged by every
+	// peer, the leader asks its followers to stop ticking; a quiesced
+	// node ignores Tick until a message, a proposal or a read wakes it,
+	// or the host calls WakeLeaderLost when the leader's node has been
+	// silent for an election timeout. With a peer that does not quiesce
+	// (an etcd node) the group never quiesces. See docs/architecture.md,
+	// "Quiescence".
+	Quiesce bool
 }
 
 // DefaultConfig returns raftlet's defaults for node id: ElectionTick 10,
@@ -171,6 +180,7 @@ func (c *Config) toC() (*cConfig, error) {
 		autoPromote:                 c.AutoPromote,
 		standbyPromotion:            c.StandbyPromotion,
 		learnerForwardsProposals:    c.LearnerForwardsProposals,
+		quiesce:                     c.Quiesce,
 	}
 	if cc.promoteMinActiveRounds == 0 {
 		cc.promoteMinActiveRounds = 3

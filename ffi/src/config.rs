@@ -61,7 +61,7 @@ pub unsafe extern "C" fn raftlet_config_validate(config: *const raftlet_config) 
 ///
 /// # Safety
 /// `config` is NULL or a live handle from raftlet_config_new.
-unsafe fn set_field<T>(
+pub(crate) unsafe fn set_field<T>(
     config: *mut raftlet_config,
     field: &'static str,
     value: Option<T>,

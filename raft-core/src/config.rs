@@ -121,6 +121,17 @@ pub struct Config {
     /// etcd does) or refuses them with [`crate::Error::ProposalDropped`]
     /// (a read-only learner that must never originate a write).
     pub learner_forwards_proposals: bool,
+    /// Whether an idle group quiesces (default off; a raftlet extension,
+    /// see docs/architecture.md "Quiescence"): once everything is
+    /// committed, applied and acknowledged by every peer, the leader asks
+    /// its followers to stop ticking with a heartbeat whose context marks
+    /// it; a quiesced node ignores [`crate::RawNode::tick`] until a
+    /// message, proposal or read wakes it, or its host wakes it with
+    /// [`crate::RawNode::wake_leader_lost`] once the leader's node has
+    /// been silent for an election timeout. A quiesced leader serves no
+    /// lease read from its old lease. With a peer that does not quiesce
+    /// (an etcd node, or quiescence off there) the group never quiesces.
+    pub quiesce: bool,
 }
 
 impl Default for Config {
@@ -151,6 +162,7 @@ impl Default for Config {
             standby_promotion: false,
             standby_dead_rounds: 3,
             learner_forwards_proposals: true,
+            quiesce: false,
         }
     }
 }

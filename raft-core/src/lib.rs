@@ -176,6 +176,7 @@ mod errors;
 mod log;
 mod log_unstable;
 pub mod logging;
+pub mod multi;
 pub mod pb;
 pub mod quorum;
 mod raft;

@@ -135,6 +135,14 @@ impl Unstable {
         }
     }
 
+    /// Frees the entry buffer when no entry is unstable (an idle,
+    /// quiesced group).
+    pub fn shrink_idle(&mut self) {
+        if self.entries.is_empty() {
+            self.entries = Vec::new();
+        }
+    }
+
     /// Forgets the snapshot at index `i` once the host wrote it to storage.
     // Ported from etcd-io/raft log_unstable.go (stableSnapTo).
     pub fn stable_snap_to(&mut self, i: u64) {

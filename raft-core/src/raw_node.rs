@@ -334,6 +334,7 @@ impl<S: Storage> RawNode<S> {
     /// disabled, a leader transfer is under way or the uncommitted budget
     /// is exhausted.
     pub fn propose(&mut self, data: impl Into<Bytes>) -> Result<()> {
+        self.raft.wake();
         self.raft.propose_entry(Entry {
             data: Some(data.into()),
             ..Entry::default()
@@ -526,11 +527,18 @@ impl<S: Storage> RawNode<S> {
             return Err(Error::StepPeerNotFound);
         }
         let t = m.msg_type;
-        match self.raft.step(m) {
+        let r = match self.raft.step(m) {
             Err(Error::NoLeader) if t == MessageType::MsgReadIndex => Ok(()),
             Err(Error::TransferRefused(_)) if t == MessageType::MsgTransferLeader => Ok(()),
             r => r,
+        };
+        if self.raft.quiesce.quiesced {
+            // Asleep (perhaps just now): an idle group keeps no spare
+            // Ready buffers.
+            self.spare_entries = Vec::new();
+            self.spare_messages = Vec::new();
         }
+        r
     }
 
     /// Requests a linearizable read. The answer arrives as a [`ReadState`]
@@ -754,9 +762,10 @@ impl<S: Storage> RawNode<S> {
     /// Ready loop does not allocate them again. Very large buffers are let
     /// go so a burst does not pin memory.
     fn recycle(&mut self, rd: Ready) {
-        if self.raft.state != StateRole::Leader {
+        if self.raft.state != StateRole::Leader || self.raft.quiesce.quiesced {
             // Only a leader's Ready loop is hot enough to be worth the
-            // memory; followers (and idle groups) keep nothing.
+            // memory; followers (and idle groups, quiesced ones too) keep
+            // nothing.
             self.spare_entries = Vec::new();
             self.spare_messages = Vec::new();
             return;
@@ -867,6 +876,39 @@ impl<S: Storage> RawNode<S> {
     /// This node's id.
     pub fn id(&self) -> u64 {
         self.raft.id
+    }
+
+    /// Whether the node is quiesced ([`Config::quiesce`]): it ignores
+    /// [`RawNode::tick`] until a message other than the quiescence
+    /// exchange, a proposal, a read, a campaign or a transfer wakes it, or
+    /// the host calls [`RawNode::wake`] or [`RawNode::wake_leader_lost`].
+    /// A host of many groups need not tick a quiesced group at all.
+    pub fn is_quiesced(&self) -> bool {
+        self.raft.quiesce.quiesced
+    }
+
+    /// Wakes a quiesced node: it ticks again from where its clocks
+    /// stopped (a leader starts a fresh heartbeat interval, then quiesces
+    /// again if its group is still idle). A no-op on a node that is awake.
+    pub fn wake(&mut self) {
+        self.raft.wake();
+    }
+
+    /// Tells a follower that its host has heard nothing from the leader's
+    /// node for at least an election timeout (`Config::election_tick`
+    /// ticks of this node's clock, counting from the last message or
+    /// node-level heartbeat received from that node). The follower wakes
+    /// if it sleeps, and reads its election clock as at least the election
+    /// timeout, as it would had it ticked all along; it campaigns within
+    /// one more election timeout, so the leader's death delays the
+    /// election by at most the host's detection delay. Call it for every
+    /// follower of that leader, asleep or awake (one woken meanwhile by a
+    /// peer's pre-vote had its clock stopped while it slept). Calling it
+    /// while the leader's node is heard from is a host bug: under
+    /// lease-based reads the follower could then vote inside the leader's
+    /// lease. A no-op on a leader or candidate.
+    pub fn wake_leader_lost(&mut self) {
+        self.raft.wake_leader_lost();
     }
 
     /// Advances the election clock of an idle (quiesced) group without

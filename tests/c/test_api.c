@@ -3056,6 +3056,87 @@ static void test_batch_calls(void) {
     reset_cluster();
 }
 
+/* ------------------------------------------------------------------------ */
+/* Quiescence: idle groups sleep, proposals wake them, and followers told   */
+/* that the leader's node is silent elect a new leader                      */
+/* ------------------------------------------------------------------------ */
+
+static void qs_start_node(uint64_t id, const uint64_t *voters, size_t nv) {
+    raftlet_config *cfg = NULL;
+    H_OK(raftlet_config_new(id, &cfg));
+    H_OK(raftlet_config_set_election_tick(cfg, 10));
+    H_OK(raftlet_config_set_heartbeat_tick(cfg, 1));
+    H_OK(raftlet_config_set_quiesce(cfg, true));
+    H_OK(raftlet_config_set_seed(cfg, 200 + id));
+    H_OK(raftlet_storage_new_memory(&H[id].storage));
+    H_OK(raftlet_storage_set_conf_state(H[id].storage, voters, nv, NULL, 0));
+    H_OK(raftlet_node_new(cfg, H[id].storage, &H[id].node));
+    raftlet_config_free(cfg);
+}
+
+static bool quiesced(uint64_t id) {
+    bool q = false;
+    H_OK(raftlet_node_is_quiesced(H[id].node, &q));
+    return q;
+}
+
+static void test_quiesce(void) {
+    bool q = false;
+    EXPECT_RC(raftlet_config_set_quiesce(NULL, true), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_is_quiesced(NULL, &q), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_wake(NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_wake_leader_lost(NULL), RAFTLET_ERR_NULL_ARG);
+
+    reset_cluster();
+    const uint64_t voters[] = {1, 2, 3};
+    for (uint64_t id = 1; id <= 3; id++) {
+        qs_start_node(id, voters, 3);
+    }
+    EXPECT_RC(raftlet_node_is_quiesced(H[1].node, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_OK(raftlet_node_campaign(H[1].node));
+    settle();
+    CHECK(find_leader() == 1);
+    EXPECT_OK(raftlet_node_propose(H[1].node, B("q1"), 2));
+    settle();
+    tick_all(3);
+    for (uint64_t id = 1; id <= 3; id++) {
+        CHECK(quiesced(id));
+    }
+    /* Asleep, ticks change nothing: no heartbeat, no election. */
+    tick_all(50);
+    CHECK(find_leader() == 1);
+    CHECK(mbox_len == 0);
+    for (uint64_t id = 1; id <= 3; id++) {
+        CHECK(quiesced(id));
+    }
+    /* A proposal on a follower wakes it and the leader; the group commits
+       and falls asleep again. */
+    EXPECT_OK(raftlet_node_propose(H[2].node, B("q2"), 2));
+    CHECK(!quiesced(2));
+    settle();
+    tick_all(3);
+    for (uint64_t id = 1; id <= 3; id++) {
+        CHECK(H[id].applied_normal == 2);
+        CHECK(quiesced(id));
+    }
+    /* Wake is a no-op on an awake node and wakes a sleeping one. */
+    EXPECT_OK(raftlet_node_wake(H[3].node));
+    CHECK(!quiesced(3));
+    tick_all(2);
+    /* The leader's node goes silent: its followers are told and elect a
+       new leader within two election timeouts. */
+    cut[1] = true;
+    EXPECT_OK(raftlet_node_wake_leader_lost(H[2].node));
+    EXPECT_OK(raftlet_node_wake_leader_lost(H[3].node));
+    uint64_t l = 0;
+    for (int t = 0; t < 20 && !l; t++) {
+        tick_all(1);
+        l = find_leader();
+    }
+    CHECK(l == 2 || l == 3);
+    reset_cluster();
+}
+
 int main(void) {
     RUN(test_last_error_message); /* first: no failure yet on this thread */
     RUN(test_version_and_result_str);
@@ -3080,6 +3161,7 @@ int main(void) {
     RUN(test_learner_config);
     RUN(test_learner_auto_promotion);
     RUN(test_learner_standby);
+    RUN(test_quiesce);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

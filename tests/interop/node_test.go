@@ -74,6 +74,7 @@ type nodeOptions struct {
 	electionTick    int
 	maxSizePerMsg   uint64
 	coalesceAppends bool // raftlet only
+	quiesce         bool // raftlet only: Config.Quiesce
 	seed            uint64
 }
 
@@ -94,6 +95,7 @@ func newRaftletNode(id uint64, o nodeOptions, peers []uint64) (*raftletNode, err
 	c.ElectionTick = o.electionTick
 	c.MaxSizePerMsg = o.maxSizePerMsg
 	c.CoalesceAppends = o.coalesceAppends
+	c.Quiesce = o.quiesce
 	c.Seed = o.seed
 	rn, err := raftlet.NewRawNode(&c)
 	if err != nil {

@@ -71,6 +71,11 @@ func runSchedule(t testing.TB, seed int64) *schedule {
 			electionTick:    10,
 			maxSizePerMsg:   []uint64{256, 4096, 1 << 20}[r.Intn(3)],
 			coalesceAppends: r.Intn(2) == 0,
+			// Quiescence on the raftlet nodes of odd seeds (not drawn
+			// from r, so the schedules stay those of earlier versions):
+			// every layout has an etcd voter, which echoes the quiesce
+			// request, so the groups must degrade to never quiescing.
+			quiesce: seed%2 == 1,
 		}
 	}
 	for i, id := range peers {

@@ -144,6 +144,9 @@ impl PyConfig {
                 standby_promotion,
                 standby_dead_rounds: standby_dead_rounds.0,
                 learner_forwards_proposals,
+                // Quiescence serves hosts of many groups (raftlet::multi,
+                // Rust); not offered to Python.
+                quiesce: false,
             },
         })
     }

@@ -10,6 +10,7 @@
 mod conf;
 mod election;
 mod membership;
+mod quiesce;
 mod read_only;
 mod replication;
 mod snapshot;
@@ -158,6 +159,10 @@ pub struct Bugs {
     pub self_ack_early: bool,
     /// Promote learners automatically whatever their lag.
     pub promote_ignores_lag: bool,
+    /// Ignore the host's report that the leader's node fell silent
+    /// ([`crate::RawNode::wake_leader_lost`] does nothing): a quiesced
+    /// follower then never wakes when its leader dies.
+    pub quiesced_never_wakes: bool,
 }
 
 /// The Raft state machine of one node.
@@ -227,6 +232,8 @@ pub(crate) struct Raft<S: Storage> {
     pub next_read_seq: u64,
     /// Page size used when scanning unapplied entries.
     pub max_applying_ents_size: u64,
+    /// Quiescence of an idle group (see `quiesce.rs`).
+    pub quiesce: quiesce::Quiesce,
     rng: SplitMix64,
     #[cfg(feature = "bug-injection")]
     pub bugs: Bugs,
@@ -285,6 +292,10 @@ impl<S: Storage> Raft<S> {
             coalesce_appends: false,
             next_read_seq: 1,
             max_applying_ents_size: c.committed_size_per_ready(),
+            quiesce: quiesce::Quiesce {
+                enabled: c.quiesce,
+                ..quiesce::Quiesce::default()
+            },
             rng: SplitMix64::new(seed),
             #[cfg(feature = "bug-injection")]
             bugs: Bugs::default(),
@@ -447,6 +458,7 @@ impl<S: Storage> Raft<S> {
         self.appends_deferred = false;
         self.read_only = ReadOnly::new(self.read_only.option);
         self.pending_read_index_messages.clear();
+        self.quiesce_reset();
     }
 
     pub(crate) fn reset_randomized_election_timeout(&mut self) {
@@ -460,6 +472,10 @@ impl<S: Storage> Raft<S> {
 
     /// Advances the logical clock by one tick.
     pub fn tick(&mut self) {
+        if self.quiesce.quiesced {
+            // A quiesced group sleeps: its clocks stop until it is woken.
+            return;
+        }
         match self.state {
             StateRole::Leader => self.tick_heartbeat(),
             _ => self.tick_election(),
@@ -505,7 +521,9 @@ impl<S: Storage> Raft<S> {
         }
         if self.heartbeat_elapsed >= self.heartbeat_timeout {
             self.heartbeat_elapsed = 0;
-            let _ = self.step(Message::new(MessageType::MsgBeat, self.id, INVALID_ID));
+            if !self.maybe_send_quiesce_request() {
+                let _ = self.step(Message::new(MessageType::MsgBeat, self.id, INVALID_ID));
+            }
         }
     }
 
@@ -626,6 +644,9 @@ impl<S: Storage> Raft<S> {
     /// [`Error::ProposalDropped`] for proposals that cannot be accepted,
     /// conf-change and transfer refusals, storage failures.
     pub fn step(&mut self, m: Message) -> Result<()> {
+        if self.quiesce.quiesced && !self.keeps_quiesced(&m) {
+            self.wake();
+        }
         // Handle the message term, which may result in our stepping down.
         if m.term == 0 {
             // Local message.

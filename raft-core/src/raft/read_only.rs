@@ -119,6 +119,27 @@ impl ReadOnly {
         }
     }
 
+    /// Whether no read waits for its heartbeat round.
+    pub(crate) fn no_pending(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// Forgets the lease: no round sent so far can give one any more
+    /// (a quiescing leader, whose lease clock stops).
+    pub(crate) fn drop_lease(&mut self) {
+        self.lease = None;
+    }
+
+    /// Frees the buffers of an idle group (nothing pending).
+    pub(crate) fn shrink_idle(&mut self) {
+        // With no read pending, the recorded acknowledgements confirm
+        // nothing: every later read has a higher sequence number.
+        if self.pending.is_empty() {
+            self.pending = VecDeque::new();
+            self.acked = Vec::new();
+        }
+    }
+
     fn lease_mut(&mut self) -> &mut Lease {
         self.lease.get_or_insert_with(Default::default)
     }

@@ -540,6 +540,7 @@ impl<S: Storage> Raft<S> {
             // trip shows it is reachable, so resume appends.
             self.send_append(m.from);
         }
+        self.handle_quiesce_ack(&m);
         self.handle_read_ack(&m);
     }
 
@@ -606,7 +607,10 @@ impl<S: Storage> Raft<S> {
         let commit = m.commit.min(self.raft_log.last_index());
         self.raft_log.commit_to(commit);
         let mut resp = Message::new(MessageType::MsgHeartbeatResp, INVALID_ID, m.from);
-        resp.context = m.context;
+        resp.context = match super::quiesce::decode_req(m.context()) {
+            Some((index, term)) => self.answer_quiesce_request(m.from, index, term, m.context),
+            None => m.context,
+        };
         self.send(resp);
     }
 

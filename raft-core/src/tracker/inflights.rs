@@ -144,6 +144,14 @@ impl Inflights {
         self.max_bytes
     }
 
+    /// Frees the buffer if nothing is in flight (an idle, quiesced group).
+    pub fn shrink_idle(&mut self) {
+        if self.count == 0 {
+            self.start = 0;
+            self.buffer = Vec::new();
+        }
+    }
+
     /// Forgets every message in flight (keeps the buffer).
     pub fn reset(&mut self) {
         self.start = 0;

@@ -53,6 +53,12 @@ pub enum Invariant {
     /// After the faults stop, a leader is elected and a proposal commits
     /// within the stated bound.
     Liveness,
+    /// With quiescence, a voter that follows a leader whose node it has
+    /// not heard from (no message, no node-level heartbeat) for two
+    /// election timeouts of its own clock has campaigned: the host's
+    /// detection delay (one election timeout) plus one election timeout,
+    /// the check-quorum bound of a group that never slept.
+    ElectionDelayed,
     /// `Ready::messages` (which may leave before the Ready is persisted)
     /// holds only messages whose safety needs nothing not yet durable: while
     /// the node's term or vote is not one its host acknowledged durable,
@@ -87,6 +93,7 @@ impl Invariant {
             Invariant::LocalRead => "local-read",
             Invariant::ConfigAgreement => "config-agreement",
             Invariant::Liveness => "liveness",
+            Invariant::ElectionDelayed => "election-delayed",
             Invariant::ReadyContract => "ready-contract",
             Invariant::HostContract => "host-contract",
             Invariant::DurableWriteLost => "durable-write-lost",

@@ -107,7 +107,10 @@
 //! messages a Ready lets leave at once are only pre-vote requests,
 //! heartbeat responses and term-less forwards (the Ready contract); with
 //! disk storage, a restarted node's reopened store holds every write its
-//! host was told was durable (term and vote, snapshot, last entry); and, once
+//! host was told was durable (term and vote, snapshot, last entry); on the
+//! seeds with quiescence (`Config::quiesce`, whose host sends node-level
+//! heartbeats and calls `wake_leader_lost`), a voter that has not heard
+//! from its leader's node for two election timeouts has campaigned; and, once
 //! the faults stop, a leader is elected and a proposal committed within
 //! [`params::LIVENESS_BOUND_ELECTIONS`] election timeouts (30 in the churn
 //! profile, whose flow control is throttled, and without pre-vote, where

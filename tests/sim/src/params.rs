@@ -233,11 +233,15 @@ pub enum Bug {
     /// (raftlet-disk's `DiskBugs::skip_dir_sync`); implies disk storage
     /// unless `--storage` says otherwise.
     DiskSkipDirSync,
+    /// A follower ignores its host's report that the leader's node fell
+    /// silent (`RawNode::wake_leader_lost`): a quiesced follower of a dead
+    /// leader sleeps on.
+    QuiescedNeverWakes,
 }
 
 impl Bug {
     /// Every bug.
-    pub const ALL: [Bug; 15] = [
+    pub const ALL: [Bug; 16] = [
         Bug::LearnerCountsInQuorum,
         Bug::CommitOldTermByCounting,
         Bug::VoteIgnoresLog,
@@ -253,6 +257,7 @@ impl Bug {
         Bug::PromoteIgnoresLag,
         Bug::DiskSkipSync,
         Bug::DiskSkipDirSync,
+        Bug::QuiescedNeverWakes,
     ];
 
     /// The name of raftlet's switch.
@@ -273,6 +278,7 @@ impl Bug {
             Bug::PromoteIgnoresLag => "promote_ignores_lag",
             Bug::DiskSkipSync => "disk_skip_sync",
             Bug::DiskSkipDirSync => "disk_skip_dir_sync",
+            Bug::QuiescedNeverWakes => "quiesced_never_wakes",
         }
     }
 
@@ -306,6 +312,9 @@ pub struct Options {
     /// Overrides whether the seed uses lease-based reads (on forces
     /// `check_quorum`, which they require).
     pub lease_reads: Option<bool>,
+    /// Overrides whether the seed runs with quiescence
+    /// (`Config::quiesce`).
+    pub quiesce: Option<bool>,
     /// Skips the [`Invariant::ReadyContract`](crate::Invariant) check, to
     /// see what a node that breaks the Ready contract leads to.
     pub no_contract_check: bool,
@@ -346,6 +355,9 @@ impl Options {
         }
         if let Some(l) = self.lease_reads {
             s.push_str(if l { " --lease on" } else { " --lease off" });
+        }
+        if let Some(q) = self.quiesce {
+            s.push_str(if q { " --quiesce on" } else { " --quiesce off" });
         }
         if self.no_contract_check {
             s.push_str(" --no-contract-check");
@@ -508,6 +520,11 @@ pub struct Params {
     /// Disk storage: client payloads are padded with up to this many
     /// bytes, so that records span sectors and a torn crash can cut one.
     pub payload_pad: u64,
+    /// `Config::quiesce`: idle groups sleep; each host sends node-level
+    /// heartbeats to every peer every `heartbeat_tick` of its ticks and
+    /// tells its node (`RawNode::wake_leader_lost`) when the leader's node
+    /// has been silent for an election timeout.
+    pub quiesce: bool,
 }
 
 impl Params {
@@ -574,6 +591,7 @@ impl Params {
             rewrite_max_bytes: 0,
             torn_crashes: 0.0,
             payload_pad: 0,
+            quiesce: false,
         };
         // Clock skew: some nodes tick less often than others.
         if r.chance(0.6) {
@@ -772,6 +790,10 @@ impl Params {
             // than the bound).
             p.payload_pad = 0;
         }
+        // Quiescence on about 30 % of the seeds, drawn after the storage (earlier
+        // draws stay those of earlier versions).
+        let quiesce_drawn = r.chance(0.3);
+        p.quiesce = opts.quiesce.unwrap_or(quiesce_drawn);
         let per_election = ELECTION_TICK as u64
             + (WRITES_PER_ELECTION * p.write_latency.1).div_ceil(UNITS_PER_TICK);
         p.liveness_bound_ticks = p.liveness_bound_elections * per_election;

@@ -135,6 +135,20 @@ struct Node {
     /// Strong reads answered to this node (a ReadState), waiting until its
     /// state machine has applied up to the read's index to be served.
     waiting_reads: Vec<WaitingRead>,
+    /// Quiescence: this host's ticks so far (its own clock).
+    local_ticks: u64,
+    /// Quiescence: for each peer node, `local_ticks` when anything from
+    /// it (a message or a node-level heartbeat) last arrived.
+    heard: BTreeMap<u64, u64>,
+    /// Quiescence: `local_ticks` when the host (re)started; peers not
+    /// heard from since count as heard then.
+    heard_floor: u64,
+    /// Quiescence: the last `local_ticks` at which the node could not
+    /// campaign (see `check_election_delay`).
+    held_at: u64,
+    /// Quiescence: peers the node was told are silent
+    /// (`wake_leader_lost`), until heard from again.
+    told_lost: BTreeSet<u64>,
 }
 
 /// What a leader knew just before one of its ticks, to check a membership
@@ -166,6 +180,9 @@ struct WaitingRead {
 /// A message in flight.
 struct Flight {
     msg: Message,
+    /// A node-level heartbeat of the quiescence host (`msg` only names the
+    /// sender and the recipient; it is never stepped).
+    beacon: bool,
     /// The recipient's incarnation when the message was sent.
     to_incarnation: u64,
 }
@@ -429,6 +446,7 @@ impl Sim {
         c.promote_min_active_rounds = self.p.promote_min_active_rounds;
         c.standby_dead_rounds = self.p.standby_dead_rounds;
         c.learner_forwards_proposals = self.p.learner_forwards_proposals;
+        c.quiesce = self.p.quiesce;
         if self.p.lease_reads {
             c.read_only_option = ReadOnlyOption::LeaseBased;
         }
@@ -496,6 +514,11 @@ impl Sim {
             acked_vote: (bs.hard_state.term, bs.hard_state.vote),
             promo_views: VecDeque::new(),
             waiting_reads: Vec::new(),
+            local_ticks: 0,
+            heard: BTreeMap::new(),
+            heard_floor: 0,
+            held_at: 0,
+            told_lost: BTreeSet::new(),
         };
         self.nodes.insert(id, node);
         Ok(())
@@ -1430,6 +1453,9 @@ impl Sim {
         node.rn = Some(rn);
         node.state = NodeState::Up;
         node.next_tick = self.now + 1;
+        node.heard.clear();
+        node.told_lost.clear();
+        node.heard_floor = node.local_ticks;
         self.stats.fault("restart");
         self.tr(|| {
             format!(
@@ -1487,9 +1513,103 @@ impl Sim {
             if self.p.auto_promote || self.p.standby_promotion {
                 self.record_promo_view(id);
             }
+            if self.p.quiesce {
+                self.quiesce_host_tick(id);
+            }
             let node = self.nodes.get_mut(&id).expect("present");
             node.rn.as_mut().expect("up").tick();
             self.after_op(id)?;
+            if self.p.quiesce {
+                self.check_election_delay(id)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The quiescence host's share of a tick: node-level heartbeats to
+    /// every peer every `heartbeat_tick` ticks, and telling the node when
+    /// its leader's node has been silent for an election timeout.
+    fn quiesce_host_tick(&mut self, id: u64) {
+        let peers: Vec<u64> = self.live_ids().into_iter().filter(|&p| p != id).collect();
+        let node = self.nodes.get_mut(&id).expect("present");
+        node.local_ticks += 1;
+        let beat = node.local_ticks % self.p.heartbeat_tick as u64 == 0;
+        let local = node.local_ticks;
+        let bs = node.rn.as_ref().expect("up").basic_status();
+        if node.rn.as_ref().expect("up").is_quiesced() {
+            self.stats.op("ticks-while-quiesced");
+        }
+        let lead = bs.soft_state.leader_id;
+        if bs.soft_state.raft_state == StateRole::Follower && lead != 0 && lead != id {
+            let heard = node.heard.get(&lead).copied().unwrap_or(node.heard_floor);
+            if local - heard >= ELECTION_TICK as u64 && node.told_lost.insert(lead) {
+                let was = node.rn.as_ref().expect("up").is_quiesced();
+                node.rn.as_mut().expect("up").wake_leader_lost();
+                self.stats.op(if was {
+                    "quiesced-woken-leader-lost"
+                } else {
+                    "told-leader-lost"
+                });
+                self.tr(|| format!("n{id} hears nothing from leader n{lead}: wake_leader_lost"));
+            }
+        }
+        if beat {
+            for p in peers {
+                self.send_beacon(id, p);
+            }
+        }
+    }
+
+    /// [`Invariant::ElectionDelayed`]: a voter following a leader whose
+    /// node it has not heard from for two election timeouts (plus a tick
+    /// of slack for the order of ticks and deliveries) has campaigned.
+    fn check_election_delay(&mut self, id: u64) -> Res {
+        let now = self.now;
+        let node = &self.nodes[&id];
+        let Some(rn) = node.rn.as_ref() else {
+            return Ok(());
+        };
+        let bs = rn.basic_status();
+        let quiesced = rn.is_quiesced();
+        let lead = bs.soft_state.leader_id;
+        if bs.soft_state.raft_state != StateRole::Follower || lead == 0 || lead == id {
+            return Ok(());
+        }
+        let cs = &node.conf_state;
+        let voter = cs.voters.contains(&id) || cs.voters_outgoing.contains(&id);
+        if !voter {
+            return Ok(());
+        }
+        // A follower does not campaign while it applies a snapshot (etcd
+        // `promotable`: a write in flight, a stalled disk) or has
+        // committed entries left to apply (they may hold a conf change);
+        // a refused attempt restarts its election clock. The bound then
+        // counts from the last tick it was so held.
+        let held = !node.writes.is_empty()
+            || node.disk_stalled_until > now
+            || node.applied < bs.hard_state.commit;
+        let local = node.local_ticks;
+        let node = self.nodes.get_mut(&id).expect("present");
+        if held {
+            node.held_at = local;
+            return Ok(());
+        }
+        let heard = node
+            .heard
+            .get(&lead)
+            .copied()
+            .unwrap_or(node.heard_floor)
+            .max(node.held_at);
+        let silent = node.local_ticks - heard;
+        if silent > 2 * ELECTION_TICK as u64 + 1 {
+            return Err(Violation {
+                invariant: Invariant::ElectionDelayed,
+                time: now,
+                detail: format!(
+                    "n{id} still follows n{lead} at term {} after {silent} of its ticks without hearing from it (quiesced: {})",
+                    bs.hard_state.term, quiesced
+                ),
+            });
         }
         Ok(())
     }
@@ -1603,14 +1723,38 @@ impl Sim {
     }
 
     fn enqueue(&mut self, delay: u64, msg: Message) {
+        self.enqueue_flight(delay, msg, false);
+    }
+
+    fn enqueue_flight(&mut self, delay: u64, msg: Message, beacon: bool) {
         self.queue_seq += 1;
         let to_incarnation = self.nodes.get(&msg.to).map_or(0, |n| n.incarnation);
         self.queue.insert(
             (self.now + delay, self.queue_seq),
             Flight {
                 msg,
+                beacon,
                 to_incarnation,
             },
+        );
+    }
+
+    /// A node-level heartbeat of the quiescence host: dropped, delayed and
+    /// cut by partitions like any message.
+    fn send_beacon(&mut self, from: u64, to: u64) {
+        if self.phase == Phase::Chaos && self.rng.chance(self.p.drop) {
+            self.stats.fault("beacon-dropped");
+            return;
+        }
+        let mut delay = 1 + self.rng.below(3);
+        if self.phase == Phase::Chaos && self.rng.chance(self.p.delay) {
+            delay += self.rng.range(1, self.p.max_delay);
+        }
+        self.stats.op("beacons-sent");
+        self.enqueue_flight(
+            delay,
+            Message::new(MessageType::MsgHeartbeat, from, to),
+            true,
         );
     }
 
@@ -1635,8 +1779,13 @@ impl Sim {
             }
             let Flight {
                 msg: m,
+                beacon,
                 to_incarnation,
             } = self.queue.remove(&(at, seq)).expect("present");
+            if beacon {
+                self.deliver_beacon(m.from, m.to, to_incarnation);
+                continue;
+            }
             let (from, to) = (m.from, m.to);
             let restarted = self
                 .nodes
@@ -1672,6 +1821,9 @@ impl Sim {
                 continue;
             }
             self.tr(|| format!("deliver {}", describe_message(&m)));
+            if self.p.quiesce {
+                self.heard_from(to, from);
+            }
             let is_snap = m.msg_type == MessageType::MsgSnap;
             let rn = self
                 .nodes
@@ -1713,6 +1865,35 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// Delivers a node-level heartbeat (lost like a message to a
+    /// restarted, cut off or stopped node).
+    fn deliver_beacon(&mut self, from: u64, to: u64, to_incarnation: u64) {
+        let restarted = self
+            .nodes
+            .get(&to)
+            .is_some_and(|n| n.incarnation != to_incarnation);
+        let cut = self
+            .cut_links
+            .get(&(from, to))
+            .is_some_and(|&until| until > self.now);
+        let up = self
+            .nodes
+            .get(&to)
+            .is_some_and(|n| n.state == NodeState::Up);
+        if (restarted && self.p.lose_on_restart) || cut || self.blocked.contains(&(from, to)) || !up
+        {
+            return;
+        }
+        self.heard_from(to, from);
+    }
+
+    fn heard_from(&mut self, to: u64, from: u64) {
+        if let Some(n) = self.nodes.get_mut(&to) {
+            n.heard.insert(from, n.local_ticks);
+            n.told_lost.remove(&from);
+        }
     }
 
     // ------------------------------------------------------------------
@@ -2626,6 +2807,7 @@ fn plant(rn: &mut RawNode<AnyStorage>, bug: Bug) {
         Bug::PromoteIgnoresLag => b.promote_ignores_lag = true,
         // Planted in the store (see `disk`).
         Bug::DiskSkipSync | Bug::DiskSkipDirSync => {}
+        Bug::QuiescedNeverWakes => b.quiesced_never_wakes = true,
     }
 }
 

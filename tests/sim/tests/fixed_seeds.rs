@@ -216,6 +216,36 @@ fn lease_read_seed_set_keeps_every_invariant() {
     );
 }
 
+/// Quiescence (`Config::quiesce`) on 250 mixed seeds and 100 with lease
+/// reads too: idle groups sleep, the host sends node-level heartbeats and
+/// tells followers whose leader's node fell silent, and every invariant
+/// holds, [`Invariant::ElectionDelayed`] included (a follower campaigns
+/// within two election timeouts of last hearing from its leader's node).
+///
+/// [`Invariant::ElectionDelayed`]: raftlet_sim::Invariant::ElectionDelayed
+#[test]
+fn quiesce_seed_set_keeps_every_invariant() {
+    let opts = Options {
+        quiesce: Some(true),
+        ..Options::default()
+    };
+    check_with(opts.clone(), 250);
+    check_with(
+        Options {
+            lease_reads: Some(true),
+            ..opts.clone()
+        },
+        100,
+    );
+    // Groups did sleep, and followers of silent leaders were woken.
+    let s = run_many(1..seeds(100) + 1, &opts, 1, false);
+    let op = |k: &str| s.stats.ops.get(k).copied().unwrap_or(0);
+    assert!(op("ticks-while-quiesced") > 0, "{s:?}");
+    if cfg!(sim_optimized) {
+        assert!(op("quiesced-woken-leader-lost") > 0, "{s:?}");
+    }
+}
+
 /// The pipelined host takes its freedoms: Readies pipelined behind
 /// writes in flight, crashes that lose writes, torn writes, acknowledgements
 /// by number and put off.

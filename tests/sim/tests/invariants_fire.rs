@@ -200,8 +200,40 @@ fn a_store_that_skips_the_directory_sync_of_a_new_segment_is_caught() {
     );
 }
 
+/// A quiesced follower that sleeps on when its host reports the leader's
+/// node silent: with quiescence on, a follower of a crashed or cut-off
+/// quiesced leader never campaigns in time.
+#[test]
+fn a_quiesced_follower_that_never_wakes_is_caught_by_the_election_delay_check() {
+    raftlet_sim::quiet_panics();
+    let opts = Options {
+        quiesce: Some(true),
+        bug: Some(Bug::QuiescedNeverWakes),
+        ..Options::default()
+    };
+    let seed = (1..=SEEDS)
+        .find(|&s| {
+            run_seed(s, &opts)
+                .violation
+                .is_some_and(|v| v.invariant == Invariant::ElectionDelayed)
+        })
+        .expect("quiesced_never_wakes never caught as election-delayed");
+    println!(
+        "quiesced_never_wakes caught by seed {seed}\n  replay: {}",
+        opts.repro_command(seed)
+    );
+    let clean = run_seed(
+        seed,
+        &Options {
+            bug: None,
+            ..opts.clone()
+        },
+    );
+    assert!(clean.violation.is_none(), "{:?}", clean.violation);
+}
+
 /// Every planted bug has a test above.
 #[test]
 fn every_bug_is_covered() {
-    assert_eq!(Bug::ALL.len(), 15);
+    assert_eq!(Bug::ALL.len(), 16);
 }

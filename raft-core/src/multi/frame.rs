@@ -1,0 +1,277 @@
+//! The frame that carries the messages of many groups from one node to
+//! another: one transport write per destination node instead of one per
+//! message.
+//!
+//! ```text
+//! frame  = magic "RLF" | version 1 | from node (u64 LE) | count (u32 LE) | item*
+//! item   = group id (u64 LE) | length (u32 LE) | raftpb Message (length bytes)
+//! ```
+//!
+//! A frame with no items is a node-level heartbeat: it tells the receiver
+//! that the sending node is alive (see [`super::MultiNode`]).
+//!
+//! [`decode`] is safe on hostile input: every length is checked against
+//! the bytes that remain before anything is read or allocated, the item
+//! count cannot make it allocate more than in proportion to the input, and
+//! every message goes through the raftpb decoder, which never panics.
+
+use bytes::Bytes;
+
+use crate::pb::{Decode, DecodeError, Encode, Message};
+
+const MAGIC: &[u8; 3] = b"RLF";
+const VERSION: u8 = 1;
+/// Bytes before the first item.
+pub const HEADER_LEN: usize = 16;
+/// Bytes of an item before its message.
+const ITEM_HEADER_LEN: usize = 12;
+
+/// Why a frame was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameError {
+    /// Shorter than the header, or an item runs past the end.
+    Truncated,
+    /// Not a raftlet frame (magic) or a version this build does not read.
+    BadHeader,
+    /// The item count does not match the items present.
+    BadCount,
+    /// An item's message is not a valid raftpb message.
+    Message(DecodeError),
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Truncated => f.write_str("frame truncated"),
+            FrameError::BadHeader => f.write_str("not a raftlet frame (magic or version)"),
+            FrameError::BadCount => f.write_str("frame item count does not match its items"),
+            FrameError::Message(e) => write!(f, "frame item: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// Builds one frame, item by item.
+#[derive(Debug, Clone)]
+pub struct FrameBuilder {
+    buf: Vec<u8>,
+    count: u32,
+}
+
+impl FrameBuilder {
+    /// An empty frame from node `from`.
+    pub fn new(from: u64) -> FrameBuilder {
+        let mut buf = Vec::with_capacity(HEADER_LEN);
+        buf.extend_from_slice(MAGIC);
+        buf.push(VERSION);
+        buf.extend_from_slice(&from.to_le_bytes());
+        buf.extend_from_slice(&0u32.to_le_bytes());
+        FrameBuilder { buf, count: 0 }
+    }
+
+    /// Appends the message `m` of group `group`.
+    ///
+    /// # Panics
+    /// If the frame would hold more than `u32::MAX` items or a message
+    /// encodes to more than `u32::MAX` bytes (the host splits frames long
+    /// before that).
+    pub fn push(&mut self, group: u64, m: &Message) {
+        let len = u32::try_from(m.encoded_len()).expect("message larger than 4 GiB");
+        self.buf.reserve(ITEM_HEADER_LEN + len as usize);
+        self.buf.extend_from_slice(&group.to_le_bytes());
+        self.buf.extend_from_slice(&len.to_le_bytes());
+        m.encode(&mut self.buf);
+        self.count = self
+            .count
+            .checked_add(1)
+            .expect("too many items in a frame");
+    }
+
+    /// The number of items so far.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// Whether the frame holds no item (a node-level heartbeat).
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The encoded frame.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.buf[12..16].copy_from_slice(&self.count.to_le_bytes());
+        self.buf
+    }
+}
+
+/// A decoded frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// The node that sent it.
+    pub from: u64,
+    /// The messages, each with its group id, in the order they were pushed.
+    pub items: Vec<(u64, Message)>,
+}
+
+fn le_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+fn le_u32(b: &[u8]) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[..4]);
+    u32::from_le_bytes(a)
+}
+
+/// Decodes a frame; bytes fields of the messages share `buf`'s storage.
+///
+/// # Errors
+/// [`FrameError`] for anything that is not exactly a well-formed frame;
+/// never panics.
+pub fn decode(buf: &Bytes) -> Result<Frame, FrameError> {
+    if buf.len() < HEADER_LEN {
+        return Err(FrameError::Truncated);
+    }
+    if &buf[..3] != MAGIC || buf[3] != VERSION {
+        return Err(FrameError::BadHeader);
+    }
+    let from = le_u64(&buf[4..12]);
+    let count = le_u32(&buf[12..16]) as usize;
+    let mut rest = &buf[HEADER_LEN..];
+    // Every item takes at least its header: a count beyond that is a lie,
+    // refused before it sizes any allocation.
+    if count > rest.len() / ITEM_HEADER_LEN {
+        return Err(FrameError::BadCount);
+    }
+    let mut items = Vec::with_capacity(count);
+    let mut off = HEADER_LEN;
+    for _ in 0..count {
+        if rest.len() < ITEM_HEADER_LEN {
+            return Err(FrameError::Truncated);
+        }
+        let group = le_u64(&rest[..8]);
+        let len = le_u32(&rest[8..12]) as usize;
+        rest = &rest[ITEM_HEADER_LEN..];
+        off += ITEM_HEADER_LEN;
+        if len > rest.len() {
+            return Err(FrameError::Truncated);
+        }
+        let m = Message::decode_bytes(&buf.slice(off..off + len)).map_err(FrameError::Message)?;
+        items.push((group, m));
+        rest = &rest[len..];
+        off += len;
+    }
+    if !rest.is_empty() {
+        return Err(FrameError::BadCount);
+    }
+    Ok(Frame { from, items })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pb::{Entry, MessageType};
+    use proptest::prelude::*;
+
+    fn msg(t: MessageType, from: u64, to: u64, term: u64, data: &[u8]) -> Message {
+        let mut m = Message::new(t, from, to);
+        m.term = term;
+        if !data.is_empty() {
+            m.entries.push(Entry::new(term, 7, data.to_vec()));
+        }
+        m
+    }
+
+    #[test]
+    fn empty_frame_is_a_heartbeat() {
+        let f = FrameBuilder::new(9);
+        assert!(f.is_empty());
+        let b = Bytes::from(f.finish());
+        assert_eq!(b.len(), HEADER_LEN);
+        assert_eq!(
+            decode(&b).unwrap(),
+            Frame {
+                from: 9,
+                items: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn refuses_garbage() {
+        let mut f = FrameBuilder::new(1);
+        f.push(5, &msg(MessageType::MsgApp, 1, 2, 3, b"abc"));
+        let good = f.finish();
+        // Every strict prefix is refused, never a panic.
+        for n in 0..good.len() {
+            assert!(decode(&Bytes::copy_from_slice(&good[..n])).is_err(), "{n}");
+        }
+        // Trailing bytes, wrong magic, wrong version, lying counts.
+        let mut t = good.clone();
+        t.push(0);
+        assert_eq!(decode(&Bytes::from(t)), Err(FrameError::BadCount));
+        let mut t = good.clone();
+        t[0] = b'X';
+        assert_eq!(decode(&Bytes::from(t)), Err(FrameError::BadHeader));
+        let mut t = good.clone();
+        t[3] = 2;
+        assert_eq!(decode(&Bytes::from(t)), Err(FrameError::BadHeader));
+        let mut t = good.clone();
+        t[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(decode(&Bytes::from(t)), Err(FrameError::BadCount));
+        let mut t = good;
+        t[24..28].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(decode(&Bytes::from(t)), Err(FrameError::Truncated));
+    }
+
+    proptest! {
+        #[test]
+        fn round_trips(items in proptest::collection::vec(
+            (any::<u64>(), 1u64..5, 1u64..5, 0u64..100, proptest::collection::vec(any::<u8>(), 0..40)),
+            0..20,
+        ), from in any::<u64>()) {
+            let mut f = FrameBuilder::new(from);
+            let mut want = Vec::new();
+            for (g, a, b, term, data) in items {
+                let m = msg(MessageType::MsgApp, a, b, term, &data);
+                f.push(g, &m);
+                want.push((g, m));
+            }
+            let got = decode(&Bytes::from(f.finish())).unwrap();
+            prop_assert_eq!(got, Frame { from, items: want });
+        }
+
+        #[test]
+        fn hostile_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = decode(&Bytes::from(bytes));
+        }
+
+        #[test]
+        fn mutated_frames_never_panic(
+            seed in proptest::collection::vec((any::<u64>(), proptest::collection::vec(any::<u8>(), 0..20)), 1..5),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8),
+        ) {
+            let mut f = FrameBuilder::new(3);
+            for (g, data) in &seed {
+                f.push(*g, &msg(MessageType::MsgApp, 1, 2, 1, data));
+            }
+            let mut b = f.finish();
+            // Keep the magic most of the time so mutations reach the items.
+            for (at, v) in flips {
+                let i = 4 + at % (b.len() - 4);
+                b[i] ^= v;
+            }
+            if let Ok(fr) = decode(&Bytes::from(b.clone())) {
+                // Whatever decodes re-encodes to a frame that decodes the same.
+                let mut g = FrameBuilder::new(fr.from);
+                for (gid, m) in &fr.items {
+                    g.push(*gid, m);
+                }
+                prop_assert_eq!(decode(&Bytes::from(g.finish())).unwrap(), fr);
+            }
+        }
+    }
+}
