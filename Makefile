@@ -151,7 +151,7 @@ test-go: ## Go package: gofmt, go vet, go test -race (binding + interop with etc
 	./scripts/go-test.sh
 
 .PHONY: test-jepsen
-test-jepsen: ## bounded linearizability test of examples/kv: 75 s of kills, pauses, partitions (must pass), 40 s with stale reads planted (must be caught)
+test-jepsen: ## bounded linearizability test of examples/kv: 60 s of kills, pauses, partitions (must pass), 40 s with stale reads planted (must be caught)
 	./scripts/jepsen.sh test
 
 JEPSEN_SCHEDULES ?= 20

@@ -4,8 +4,11 @@
 #   scripts/jepsen.sh test   the bounded run of `make test` (make test-jepsen):
 #                            gofmt and go vet of tests/jepsen, its unit tests
 #                            under the race detector (checker on hand-written
-#                            histories, proxies, schedules), then two runs
-#                            against real kv processes: 75 s of kills, pauses
+#                            histories, proxies, schedules), the harness
+#                            against fakekv (a store linearizable by
+#                            construction: 10 s must pass, 10 s with stale
+#                            reads must be caught), then two runs against
+#                            real kv processes: 60 s of kills, pauses
 #                            and partitions that must be linearizable with no
 #                            acknowledged write lost, and 40 s with
 #                            --unsafe-stale-reads that must be reported NOT
@@ -46,7 +49,7 @@ test)
   fi
   (cd tests/jepsen && go vet ./... && go test -race -short -count=1 ./...)
   log=build/jepsen/test.log
-  if ! (cd tests/jepsen && go test -count=1 -v -timeout 10m -run 'TestBounded' ./... >"../../$log" 2>&1); then
+  if ! (cd tests/jepsen && go test -count=1 -v -timeout 10m -run 'TestHarnessOnFakeKV|TestBounded' ./... >"../../$log" 2>&1); then
     grep -E 'seed|--- |FAIL|panic' "$log" | tail -n 80
     echo "jepsen: the bounded run failed; full log in $log, histories and node logs in build/jepsen/test/" >&2
     exit 1

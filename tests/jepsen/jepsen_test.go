@@ -12,7 +12,7 @@ import (
 )
 
 // The bounded run of make test (Acceptance 2): 3 nodes, 5 clients, kills,
-// pauses and partitions, about 75 s; then the same with stale reads
+// pauses and partitions, about 60 s; then the same with stale reads
 // planted, which must be reported non-linearizable, about 40 s. Needs
 // libraftlet.a (make lib) to build examples/kv; skipped under -short.
 // JEPSEN_SEED picks the seed (default: a fixed one, so a failure is
@@ -62,10 +62,10 @@ func boundedRun(t *testing.T, seed int64, stale bool, d time.Duration) *RunResul
 
 func TestBoundedLinearizable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 75 s run against real kv processes")
+		t.Skip("a 60 s run against real kv processes")
 	}
 	seed := envSeed(t, 16001)
-	res := boundedRun(t, seed, false, 75*time.Second)
+	res := boundedRun(t, seed, false, 60*time.Second)
 	for _, k := range []FaultKind{FaultKill, FaultPause} {
 		if res.Faults[k] == 0 {
 			t.Errorf("seed %d: the schedule did no %s", seed, k)
