@@ -26,7 +26,7 @@ func TestHarnessOnFakeKV(t *testing.T) {
 	}
 	for _, stale := range []bool{false, true} {
 		res, err := Run(RunConfig{
-			Bin: bin, Dir: filepath.Join(dir, map[bool]string{false: "ok", true: "stale"}[stale]), Seed: 99,
+			Bin: bin, Dir: filepath.Join(dir, map[bool]string{false: "ok", true: "stale"}[stale]), Seed: 111, // pause, kill, isolated leader in 10 s
 			Nodes: 3, Clients: 5, Keys: 3, OpsPerKey: 150, Duration: 10 * time.Second,
 			UnsafeStaleReads: stale, RequestTimeout: 3 * time.Second, CheckTimeout: time.Minute,
 			Log: func(f string, a ...interface{}) { t.Logf(f, a...) },
@@ -45,6 +45,9 @@ func TestHarnessOnFakeKV(t *testing.T) {
 		}
 		if !res.Passed() {
 			t.Fatalf("fakekv reported %s", verdictText(res))
+		}
+		if res.Faults[FaultKill] == 0 || res.Faults[FaultPause] == 0 {
+			t.Fatalf("seed 111 did not kill and pause: %v", res.Faults)
 		}
 		if res.ByOutcome[Ok] < 50 {
 			t.Fatalf("only %d operations succeeded", res.ByOutcome[Ok])

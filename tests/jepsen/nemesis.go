@@ -57,8 +57,8 @@ func (s Step) String() string {
 }
 
 // Schedule draws a fault schedule from seed, long enough to cover total.
-// staleBias shapes it for the stale-read variant: the leader is isolated
-// first and often, so a deposed leader serves local reads while the
+// staleBias shapes it for the stale-read variant: every other step (the
+// first included) isolates the leader for 4-6 s, so a deposed leader serves local reads while the
 // majority moves on.
 func Schedule(seed int64, n int, total time.Duration, staleBias bool) []Step {
 	r := rand.New(rand.NewSource(seed))
@@ -78,10 +78,19 @@ func Schedule(seed int64, n int, total time.Duration, staleBias bool) []Step {
 		}
 		return LinkDrop
 	}
+	var bag []FaultKind
 	for t < total {
 		var s Step
-		k := AllFaults[r.Intn(len(AllFaults))]
-		if staleBias && (len(steps) == 0 || r.Intn(2) == 0) {
+		// Kinds are drawn from shuffled rounds of every kind, so any
+		// schedule of len(AllFaults) steps or more does every one.
+		if len(bag) == 0 {
+			for _, i := range r.Perm(len(AllFaults)) {
+				bag = append(bag, AllFaults[i])
+			}
+		}
+		k := bag[0]
+		bag = bag[1:]
+		if staleBias && len(steps)%2 == 0 {
 			k = FaultIsolateLeader
 		}
 		s.Kind = k
