@@ -70,6 +70,7 @@ type Node struct {
 	paused  bool
 	exitErr error
 	starts  int
+	pids    []int // every process this node ran
 }
 
 // Cluster is N kv processes joined by a proxied network.
@@ -179,6 +180,7 @@ func (n *Node) Start(bin string) error {
 	}
 	done := make(chan struct{})
 	n.cmd, n.done, n.paused = cmd, done, false
+	n.pids = append(n.pids, cmd.Process.Pid)
 	go func() {
 		err := cmd.Wait()
 		logf.Close()
@@ -302,7 +304,28 @@ func (c *Cluster) Shutdown() []error {
 	wg.Wait()
 	c.Net.Close()
 	unregister(c)
+	if left := c.Leftovers(); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("processes left running: %v", left))
+	}
 	return errs
+}
+
+// Leftovers are the process groups of this cluster's nodes with a
+// process still alive (every one should be gone after Shutdown).
+func (c *Cluster) Leftovers() []int {
+	var left []int
+	for _, n := range c.Nodes {
+		n.mu.Lock()
+		for _, pid := range n.pids {
+			// The group id is the leader's pid (Setpgid): signal 0 to
+			// the group finds any process of it, children included.
+			if err := syscall.Kill(-pid, 0); err == nil {
+				left = append(left, pid)
+			}
+		}
+		n.mu.Unlock()
+	}
+	return left
 }
 
 // KillAll SIGKILLs every node (the emergency exit path).
