@@ -56,8 +56,9 @@ type ReadState struct {
 // responses, pre-vote requests, forwarded proposals and reads) and those
 // that must wait for the write (vote requests, vote and append responses,
 // anything sent while the node's term or vote was not yet durable). Sending
-// all of them after the write is always safe; the C ABI and the Rust and
-// Python APIs keep the two lists apart for hosts that send early.
+// all of them after the write is always safe; a host that sends early
+// splits them with ImmediateMessages and PersistedMessages, the two lists
+// of the C ABI and the Rust and Python APIs.
 type Ready struct {
 	// SoftState is non-nil when the leader or the role changed.
 	*SoftState
@@ -92,8 +93,27 @@ type Ready struct {
 	// MustSync tells whether HardState and Entries must be synced to disk.
 	MustSync bool
 
+	// immediate is how many of Messages (the first ones) may be sent at once.
+	immediate int
+
 	h  *readyHandle // the C ready, until Advance
 	rn *RawNode     // keeps the node (and so the C ready) alive
+}
+
+// ImmediateMessages returns the first messages of Messages: those that may
+// be sent at once, before or while the Ready is written (the C ABI's
+// messages). The slice shares Messages' array.
+func (rd *Ready) ImmediateMessages() []raftpb.Message {
+	return rd.Messages[:rd.immediate]
+}
+
+// PersistedMessages returns the rest of Messages: those that may be sent
+// only once the writes of this Ready and of every earlier Ready are
+// durable (the C ABI's persisted_messages). The slice shares Messages'
+// array; EncodedMessages gives both lists in the same order, so the
+// encoded bytes of these are EncodedMessages()[len(ImmediateMessages()):].
+func (rd *Ready) PersistedMessages() []raftpb.Message {
+	return rd.Messages[rd.immediate:]
 }
 
 // readyHandle owns a C ready between RawNode.Ready and RawNode.Advance.
@@ -111,15 +131,18 @@ func (rd *Ready) EncodedMessages() ([][]byte, error) {
 		return nil, ErrReadyStale
 	}
 	out := make([][]byte, 0, len(rd.Messages))
-	buf := rd.h.env
-	for len(buf) > 0 {
-		num, _, _, payload, rest, err := field(buf)
-		if err != nil {
-			return nil, err
-		}
-		buf = rest
-		if num == envMessages || num == envPersistedMessages {
-			out = append(out, append([]byte(nil), payload...))
+	// The immediate messages first, then the persisted ones, as in Messages.
+	for _, want := range [2]uint64{envMessages, envPersistedMessages} {
+		buf := rd.h.env
+		for len(buf) > 0 {
+			num, _, _, payload, rest, err := field(buf)
+			if err != nil {
+				return nil, err
+			}
+			buf = rest
+			if num == want {
+				out = append(out, append([]byte(nil), payload...))
+			}
 		}
 	}
 	runtime.KeepAlive(rd.rn)
@@ -217,8 +240,12 @@ func decodeReady(buf []byte, rd *Ready) error {
 		return err
 	}
 	if n := counts[envMessages] + counts[envPersistedMessages]; n > 0 {
-		rd.Messages = make([]raftpb.Message, 0, n)
+		rd.Messages = make([]raftpb.Message, n)
 	}
+	// Immediate messages fill Messages from the front, persisted ones
+	// follow them, whatever the order of the envelope.
+	rd.immediate = counts[envMessages]
+	nextImmediate, nextPersisted := 0, rd.immediate
 	if n := counts[envEntries]; n > 0 {
 		rd.Entries = make([]raftpb.Entry, 0, n)
 	}
@@ -235,9 +262,12 @@ func decodeReady(buf []byte, rd *Ready) error {
 		}
 		buf = rest
 		switch num {
-		case envMessages, envPersistedMessages:
-			rd.Messages = append(rd.Messages, raftpb.Message{})
-			err = rd.Messages[len(rd.Messages)-1].Unmarshal(payload)
+		case envMessages:
+			err = rd.Messages[nextImmediate].Unmarshal(payload)
+			nextImmediate++
+		case envPersistedMessages:
+			err = rd.Messages[nextPersisted].Unmarshal(payload)
+			nextPersisted++
 		case envEntries:
 			rd.Entries = append(rd.Entries, raftpb.Entry{})
 			err = rd.Entries[len(rd.Entries)-1].Unmarshal(payload)
