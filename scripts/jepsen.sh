@@ -54,7 +54,7 @@ test)
     echo "jepsen: the bounded run failed; full log in $log, histories and node logs in build/jepsen/test/" >&2
     exit 1
   fi
-  grep -E '^(--- |ok|PASS)|seed [0-9]+: (checker|convergence|crash)|ok/s' "$log" | sed 's/^ *//'
+  grep -E '^(--- |ok|PASS)|seed [0-9]+: (checker|convergence|crash|keys)|ops in|ok/s' "$log" | sed 's/^ *//'
   ;;
 full)
   args=(-schedules "${JEPSEN_SCHEDULES:-20}" -minutes "${JEPSEN_MINUTES:-5}" -report ../../docs/jepsen.md)

@@ -17,6 +17,9 @@ type Verdict struct {
 	Ops    int    // operations the checker saw
 	Keys   int    // independent registers
 	Viz    string // the visualization written, if any
+	// BadKeys are the keys whose own history is not linearizable (at
+	// most five), for the report.
+	BadKeys []string
 }
 
 // Linearizable reports whether the history is Ok.
@@ -28,6 +31,16 @@ func CheckHistory(ops []Op, timeout time.Duration, vizPath string) (Verdict, err
 	hist := Porcupine(ops)
 	res, info := porcupine.CheckOperationsVerbose(KVModel, hist, timeout)
 	v := Verdict{Result: res, Ops: len(hist), Keys: len(partitionByKey(hist))}
+	if res == porcupine.Illegal {
+		for _, part := range partitionByKey(hist) {
+			if len(v.BadKeys) == 5 {
+				break
+			}
+			if porcupine.CheckOperationsTimeout(KVModel, part, timeout) == porcupine.Illegal {
+				v.BadKeys = append(v.BadKeys, part[0].Input.(Input).Key)
+			}
+		}
+	}
 	if res != porcupine.Ok && vizPath != "" {
 		if err := os.MkdirAll(filepath.Dir(vizPath), 0o755); err != nil {
 			return v, err

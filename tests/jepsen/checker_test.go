@@ -61,6 +61,8 @@ func TestCheckerRejectsStaleRead(t *testing.T) {
 		w(0, "a", "1", 0, 10, Ok),
 		w(0, "a", "2", 20, 30, Ok),
 		rd(1, "a", "1", 31, 40),
+		w(2, "b", "3", 0, 10, Ok),
+		rd(2, "b", "3", 11, 12),
 	}
 	if r := check(t, ops); r != porcupine.Illegal {
 		t.Fatalf("stale read reported %s", r)
@@ -74,6 +76,9 @@ func TestCheckerRejectsStaleRead(t *testing.T) {
 	b, err := os.ReadFile(path)
 	if err != nil || v.Viz != path || !strings.Contains(string(b), "<html") {
 		t.Fatalf("no visualization written: %v %q", err, v.Viz)
+	}
+	if len(v.BadKeys) != 1 || v.BadKeys[0] != "a" {
+		t.Fatalf("bad keys %v, want [a]", v.BadKeys)
 	}
 }
 

@@ -39,6 +39,9 @@ func Summary(w io.Writer, r *RunResult) {
 		r.Seed, r.Stale, r.Ops, r.Duration.Seconds(), r.ByKind[OpRead], r.ByKind[OpWrite], r.ByKind[OpCAS],
 		r.ByOutcome[Ok], r.ByOutcome[CASFailed], r.ByOutcome[Unknown], r.ByOutcome[Failed], faultCounts(r.Faults))
 	fmt.Fprintf(w, "seed %d: checker: %s (%d ops over %d keys)\n", r.Seed, verdictText(r), r.Verdict.Ops, r.Verdict.Keys)
+	if len(r.Verdict.BadKeys) > 0 {
+		fmt.Fprintf(w, "seed %d: keys not linearizable: %s (see history.txt and the visualization)\n", r.Seed, strings.Join(r.Verdict.BadKeys, ", "))
+	}
 	for _, p := range r.Convergence {
 		fmt.Fprintf(w, "seed %d: convergence: %s\n", r.Seed, p)
 	}
