@@ -28,7 +28,7 @@ func TestHarnessOnFakeKV(t *testing.T) {
 		res, err := Run(RunConfig{
 			Bin: bin, Dir: filepath.Join(dir, map[bool]string{false: "ok", true: "stale"}[stale]), Seed: 111, // pause, kill, isolated leader in 10 s
 			Nodes: 3, Clients: 5, Keys: 3, OpsPerKey: 150, Duration: 10 * time.Second,
-			UnsafeStaleReads: stale, RequestTimeout: 3 * time.Second, CheckTimeout: time.Minute,
+			UnsafeStaleReads: stale, SnapshotEntries: 100, RequestTimeout: 3 * time.Second, CheckTimeout: time.Minute,
 			Log: func(f string, a ...interface{}) { t.Logf(f, a...) },
 		})
 		if err != nil {

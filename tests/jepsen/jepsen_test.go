@@ -48,7 +48,7 @@ func boundedRun(t *testing.T, seed int64, stale bool, d time.Duration) *RunResul
 	res, err := Run(RunConfig{
 		Bin: bin, Dir: filepath.Join(out, name), Seed: seed,
 		Nodes: 3, Clients: 5, Keys: 4, OpsPerKey: 150, Duration: d,
-		UnsafeStaleReads: stale, RequestTimeout: 3 * time.Second, CheckTimeout: time.Minute,
+		UnsafeStaleReads: stale, SnapshotEntries: 100, RequestTimeout: 3 * time.Second, CheckTimeout: time.Minute,
 		Log: func(f string, a ...interface{}) { t.Logf(f, a...) },
 	})
 	if err != nil {

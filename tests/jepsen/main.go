@@ -29,6 +29,7 @@ func run() int {
 	nodes := flag.Int("nodes", 3, "kv nodes")
 	clients := flag.Int("clients", 5, "concurrent clients")
 	keys := flag.Int("keys", 4, "keys in use at a time")
+	snapEntries := flag.Int("snapshot-entries", 100, "kv's --snapshot-entries (small, so that restarted nodes catch up through snapshots)")
 	stale := flag.Bool("unsafe-stale-reads", false, "pass --unsafe-stale-reads to every node (the run must then be reported non-linearizable)")
 	expectViolation := flag.Bool("expect-violation", false, "exit 0 only if every schedule is reported NOT linearizable")
 	out := flag.String("out", "", "directory for data dirs, logs, histories, visualizations (default <repo>/build/jepsen)")
@@ -75,7 +76,7 @@ func run() int {
 		res, err := Run(RunConfig{
 			Bin: *bin, Dir: filepath.Join(*out, fmt.Sprintf("seed-%d", s)), Seed: s,
 			Nodes: *nodes, Clients: *clients, Keys: *keys, OpsPerKey: 150,
-			Duration: time.Duration(*minutes * float64(time.Minute)), UnsafeStaleReads: *stale,
+			Duration: time.Duration(*minutes * float64(time.Minute)), UnsafeStaleReads: *stale, SnapshotEntries: *snapEntries,
 			RequestTimeout: 3 * time.Second, CheckTimeout: 2 * time.Minute, Log: logf,
 		})
 		if err != nil {

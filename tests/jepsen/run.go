@@ -22,6 +22,7 @@ type RunConfig struct {
 	OpsPerKey        int // a key is retired after this many operations (keeps each register's history small)
 	Duration         time.Duration
 	UnsafeStaleReads bool
+	SnapshotEntries  int           // kv's --snapshot-entries: small, so restarted nodes catch up by snapshot
 	RequestTimeout   time.Duration // client side; kv's own is 2 s
 	CheckTimeout     time.Duration
 	Log              func(format string, args ...interface{})
@@ -71,7 +72,7 @@ func Run(cfg RunConfig) (res *RunResult, err error) {
 	if err := os.RemoveAll(cfg.Dir); err != nil {
 		return nil, err
 	}
-	cl, err := NewCluster(cfg.Bin, ClusterConfig{N: cfg.Nodes, Dir: cfg.Dir, UnsafeStaleReads: cfg.UnsafeStaleReads, SnapshotEntries: 500})
+	cl, err := NewCluster(cfg.Bin, ClusterConfig{N: cfg.Nodes, Dir: cfg.Dir, UnsafeStaleReads: cfg.UnsafeStaleReads, SnapshotEntries: cfg.SnapshotEntries})
 	if err != nil {
 		return nil, err
 	}
