@@ -165,7 +165,12 @@ examples: ## run every example once (each exits non-zero on failure)
 	$(CARGO) run -q -p raftlet --example demo > /dev/null
 
 .PHONY: demo
-demo: ## a 3-node cluster: election, replication, leader isolation, re-election
+demo: lib ## a real 3-process cluster (examples/kv on loopback): SIGKILL of the leader, restart, a 4th node joins as a learner and is promoted
+	@mkdir -p build
+	cd examples/kv && go build -tags raftlet_intree -o ../../build/kv . && go run -tags raftlet_intree ./demo -kv ../../build/kv
+
+.PHONY: demo-inprocess
+demo-inprocess: ## a 3-node cluster in one process: election, replication, leader isolation, re-election
 	$(CARGO) run -q -p raftlet --example demo
 
 .PHONY: install
@@ -192,9 +197,14 @@ plan-coverage: ## which TEST-PLAN lines the tests name (report only)
 	else echo "plan-coverage: ../shared/tools not present; skipped"; fi
 
 .PHONY: bench
-bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg, then D1 (~20 min; not part of make test)
+bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg, then D1 and K1 (~22 min; not part of make test)
 	./scripts/bench.sh
 	./scripts/bench_d1.sh
+	./scripts/bench_k1.sh
+
+.PHONY: bench-k1
+bench-k1: ## K1 only: the kv service on loopback, 3 nodes, synced storage, 1 and 64 clients (writes/s, p50/p99): writes docs/bench-k1.md (~1.5 min)
+	./scripts/bench_k1.sh
 
 .PHONY: bench-disk
 bench-disk: ## D1 only: raftlet-disk vs etcd's WAL, raft-engine, redb, fjall (synced writes/s): writes docs/bench-d1.md

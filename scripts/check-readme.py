@@ -60,7 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NO_RUN = {
     ("README.md", "make demo"): (
         "the set-up commands: `make test` would run this check again, inside itself; "
-        "`make demo` runs in make test as the examples target"
+        "`make demo` runs in make test through scripts/go-test.sh (test-go)"
     ),
     ("tests/sim/README.md", "make sim-test          # the fixed seed set + planted-bug tests (part of make test)"): (
         "`make sim-test` is already a prerequisite of make test, and `make chaos` "

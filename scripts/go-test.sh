@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and tests the Go package (bindings/go), the interop tests with
-# etcd raft (tests/interop) and the Go example (examples/go):
+# etcd raft (tests/interop), the Go example (examples/go) and the kv
+# service (examples/kv):
 #   1. the static library, target/release/libraftlet.a, that cgo links
 #      under the build tag raftlet_intree (set through GOFLAGS for every
 #      step but the last);
@@ -10,7 +11,9 @@
 #   4. the binding's unit tests again with GOGC=1, so the garbage
 #      collector runs all the time and the cleanups of forgotten handles
 #      fire under the calls;
-#   5. the example, a 3 raftlet + 2 etcd cluster;
+#   5. the example, a 3 raftlet + 2 etcd cluster; the kv service's tests
+#      under the race detector (real processes on loopback: the demo's
+#      story, a 5-node rolling restart under load), then its demo;
 #   6. the way a user builds: the example in a module of its own outside
 #      the checkout (a replace directive points at bindings/go), without
 #      the tag, against `make install` into a temporary prefix found
@@ -22,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CARGO=${CARGO:-cargo}
-MODULES=(bindings/go tests/interop examples/go)
+MODULES=(bindings/go tests/interop examples/go examples/kv)
 export CGO_ENABLED=1
 IN_TREE_TAG=raftlet_intree
 
@@ -71,6 +74,15 @@ grep -E '^(--- |ok|PASS|FAIL)|schedules, ' "$log" | grep -v '^    --- PASS' | se
 # 5. The example.
 (cd examples/go && go run . >/dev/null)
 echo "go-test: the example ran (examples/go)"
+(cd examples/kv && go test -race -count=1 ./...)
+kvbin=$(mktemp -d)
+if ! demo_out=$(cd examples/kv && go build -o "$kvbin/kv" . && go run ./demo -kv "$kvbin/kv" 2>&1); then
+  echo "$demo_out"
+  rm -rf "$kvbin"
+  exit 1
+fi
+rm -rf "$kvbin"
+echo "go-test: the kv demo ran (examples/kv/demo)"
 
 # 6. As a user builds it: an installed raftlet, a module of its own.
 export GOFLAGS="$USER_GOFLAGS"

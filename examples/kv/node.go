@@ -331,6 +331,24 @@ func (n *node) handleReady() bool {
 func (n *node) sendLocked(ms []raftpb.Message, enc [][]byte) {
 	for i, m := range ms {
 		snap := m.Type == raftpb.MsgSnap
+		if snap && !inConf(m.Snapshot.Metadata.ConfState, m.To) {
+			// The snapshot held predates the member (added since): a
+			// node refuses a snapshot whose configuration lacks it. Send
+			// one of the state as applied now instead, as etcd's server
+			// does (the leader applied the change that added m.To).
+			fresh, err := n.snapshotLocked()
+			if err != nil {
+				log.Printf("snapshot for %d: %v", m.To, err)
+				n.rn.ReportSnapshot(m.To, raftlet.SnapshotFailure)
+				continue
+			}
+			m.Snapshot = &fresh
+			b, err := m.Marshal()
+			if err != nil {
+				log.Fatalf("encode snapshot message: %v", err)
+			}
+			enc[i] = b
+		}
 		if !n.tr.send(m.To, enc[i], snap) {
 			n.rn.ReportUnreachable(m.To)
 			if snap {
@@ -503,17 +521,32 @@ func (n *node) maybeSnapshotLocked() {
 	if n.cfg.snapshotEntries == 0 || n.applied < n.snapIndex+n.cfg.snapshotEntries {
 		return
 	}
+	if _, err := n.snapshotLocked(); err != nil {
+		log.Printf("snapshot at %d: %v", n.applied, err)
+	}
+}
+
+// snapshotLocked snapshots the state machine at the applied index (or
+// returns the snapshot held when it is there already) and compacts the
+// log behind it.
+func (n *node) snapshotLocked() (raftpb.Snapshot, error) {
+	if n.applied == n.snapIndex {
+		s, err := n.storage.Snapshot()
+		if err == nil && s.Metadata.Index == n.applied {
+			return s, nil
+		}
+	}
 	data, err := n.kv.marshal()
 	if err != nil {
 		log.Fatalf("snapshot: %v", err)
 	}
 	cs := n.cs
-	if _, err := n.storage.CreateSnapshot(n.applied, &cs, data); err != nil {
-		log.Printf("snapshot at %d: %v", n.applied, err)
-		return
+	snap, err := n.storage.CreateSnapshot(n.applied, &cs, data)
+	if err != nil {
+		return raftpb.Snapshot{}, err
 	}
 	n.snapIndex = n.applied
-	keep := min(n.cfg.snapshotEntries, 1000)
+	keep := min(max(n.cfg.snapshotEntries, 1), 1000)
 	compacted := uint64(0)
 	if n.applied > keep {
 		first, _ := n.storage.FirstIndex()
@@ -526,6 +559,12 @@ func (n *node) maybeSnapshotLocked() {
 		}
 	}
 	log.Printf("snapshot at %d (%d keys, %d bytes); log compacted to %d", n.applied, len(n.kv.data), len(data), compacted)
+	return snap, nil
+}
+
+// inConf reports whether id is a member of cs.
+func inConf(cs raftpb.ConfState, id uint64) bool {
+	return contains(cs.Voters, id) || contains(cs.Learners, id) || contains(cs.VotersOutgoing, id) || contains(cs.LearnersNext, id)
 }
 
 // propose replicates a command and waits until it is applied here.
@@ -535,7 +574,7 @@ func (n *node) propose(c command, timeout time.Duration) (result, error) {
 		n.mu.Unlock()
 		return result{}, definite("node stopping")
 	}
-	if n.lead == 0 {
+	if !n.waitLeaderLocked(timeout / 2) {
 		n.mu.Unlock()
 		return result{}, definite("no leader")
 	}
@@ -576,6 +615,19 @@ func (n *node) propose(c command, timeout time.Duration) (result, error) {
 	return result{}, indefinite("timeout after %v; the write was proposed and may be applied", timeout)
 }
 
+// waitLeaderLocked waits (the lock released meanwhile) up to max for a
+// leader to be known, as after a restart or during an election; false if
+// none is, or the node is stopping.
+func (n *node) waitLeaderLocked(max time.Duration) bool {
+	deadline := time.Now().Add(max)
+	for n.lead == 0 && !n.stopping && time.Now().Before(deadline) {
+		n.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		n.mu.Lock()
+	}
+	return n.lead != 0 && !n.stopping
+}
+
 // read is a linearizable read: ReadIndex through the leader, then served
 // once this node applied up to the read index.
 func (n *node) read(key string, timeout time.Duration) (readResult, error) {
@@ -584,7 +636,7 @@ func (n *node) read(key string, timeout time.Duration) (readResult, error) {
 		n.mu.Unlock()
 		return readResult{}, definite("node stopping")
 	}
-	if n.lead == 0 {
+	if !n.waitLeaderLocked(timeout / 2) {
 		n.mu.Unlock()
 		return readResult{}, definite("no leader")
 	}
@@ -739,9 +791,14 @@ type status struct {
 func (n *node) status() status {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	st := n.rn.BasicStatus()
+	var st raftlet.BasicStatus
+	state := "stopping"
+	if !n.stopping {
+		st = n.rn.BasicStatus()
+		state = roleName(st.RaftState)
+	}
 	return status{
-		ID: n.cfg.id, Term: st.Term, Lead: st.Lead, State: roleName(st.RaftState),
+		ID: n.cfg.id, Term: st.Term, Lead: st.Lead, State: state,
 		Commit: st.Commit, Applied: n.applied,
 		Voters: sortedIDs(n.cs.Voters), Learners: sortedIDs(n.cs.Learners),
 		Snapshot: n.snapIndex, Keys: len(n.kv.data), Removed: n.removed,
@@ -751,6 +808,7 @@ func (n *node) status() status {
 // close stops the node: pending requests fail, the loops end, the
 // transport and the storage are closed.
 func (n *node) close() {
+	n.handOff(3 * time.Second)
 	n.mu.Lock()
 	if n.stopping {
 		n.mu.Unlock()
@@ -766,6 +824,48 @@ func (n *node) close() {
 	n.mu.Unlock()
 	n.storage.Close()
 	log.Printf("stopped")
+}
+
+// handOff, on the leader, transfers leadership to the most caught-up
+// voter and waits (up to max) for it to take over, so that stopping the
+// leader costs the cluster no election timeout (a rolling restart).
+func (n *node) handOff(max time.Duration) {
+	n.mu.Lock()
+	if n.stopping || n.role != raftlet.StateLeader {
+		n.mu.Unlock()
+		return
+	}
+	st := n.rn.Status()
+	var target, best uint64
+	for _, id := range st.Config.Voters {
+		if pr, ok := st.Progress[id]; ok && id != n.cfg.id && pr.RecentActive && (target == 0 || pr.Match > best) {
+			target, best = id, pr.Match
+		}
+	}
+	if target == 0 {
+		n.mu.Unlock()
+		return
+	}
+	err := n.rn.TransferLeader(target)
+	n.mu.Unlock()
+	if err != nil {
+		log.Printf("stopping: leader transfer to %d refused: %v", target, err)
+		return
+	}
+	log.Printf("stopping: transferring leadership to %d", target)
+	n.wake()
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) {
+		n.mu.Lock()
+		lead := n.lead
+		n.mu.Unlock()
+		if lead != n.cfg.id && lead != 0 {
+			log.Printf("stopping: %d leads now", lead)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	log.Printf("stopping: leadership not transferred within %v", max)
 }
 
 func parseID(s string) (uint64, error) {
