@@ -31,6 +31,7 @@ func run() int {
 	keys := flag.Int("keys", 4, "keys in use at a time")
 	snapEntries := flag.Int("snapshot-entries", 100, "kv's --snapshot-entries (small, so that restarted nodes catch up through snapshots)")
 	stale := flag.Bool("unsafe-stale-reads", false, "pass --unsafe-stale-reads to every node (the run must then be reported non-linearizable)")
+	staleCheck := flag.Bool("stale-check", false, "after the schedules, one more (at most 1 minute) with --unsafe-stale-reads, which must be reported NOT linearizable")
 	expectViolation := flag.Bool("expect-violation", false, "exit 0 only if every schedule is reported NOT linearizable")
 	out := flag.String("out", "", "directory for data dirs, logs, histories, visualizations (default <repo>/build/jepsen)")
 	repo := flag.String("repo", "../..", "the raftlet checkout (examples/kv is built from it)")
@@ -93,18 +94,44 @@ func run() int {
 			failed++
 		}
 	}
+	var staleRun *RunResult
+	if *staleCheck && !*stale {
+		s := *seed + int64(*schedules)
+		d := time.Duration(*minutes * float64(time.Minute))
+		if d > time.Minute {
+			d = time.Minute
+		}
+		logf("stale-read check: seed %d, %v, --unsafe-stale-reads on every node", s, d)
+		res, err := Run(RunConfig{
+			Bin: *bin, Dir: filepath.Join(*out, fmt.Sprintf("seed-%d-stale", s)), Seed: s,
+			Nodes: *nodes, Clients: *clients, Keys: *keys, OpsPerKey: 150,
+			Duration: d, UnsafeStaleReads: true, SnapshotEntries: *snapEntries,
+			RequestTimeout: 3 * time.Second, CheckTimeout: 2 * time.Minute, Log: logf,
+		})
+		if err != nil {
+			logf("seed %d: run failed: %v", s, err)
+			return 2
+		}
+		Summary(os.Stdout, res)
+		staleRun = res
+		if res.Verdict.Result != "Illegal" {
+			logf("seed %d: the checker missed the planted stale reads", s)
+			failed++
+		}
+	}
 	if *report != "" {
 		cmd := "make jepsen"
 		if *schedules != 20 || *minutes != 5 {
 			cmd = fmt.Sprintf("make jepsen JEPSEN_SCHEDULES=%d JEPSEN_MINUTES=%g", *schedules, *minutes)
 		}
+		cmd += fmt.Sprintf(" JEPSEN_SEED=%d", *seed)
 		f, err := os.Create(*report)
 		if err != nil {
 			logf("%v", err)
 			return 2
 		}
 		WriteReport(f, ReportConfig{Schedules: *schedules, Minutes: *minutes, Nodes: *nodes, Clients: *clients,
-			Command: cmd, Label: *label, Date: time.Now().UTC().Format("2006-01-02")}, runs)
+			Command: cmd, Label: *label, Date: time.Now().UTC().Format("2006-01-02")}, runs, staleRun)
 		if err := f.Close(); err != nil {
 			logf("%v", err)
 			return 2
