@@ -189,6 +189,11 @@ func TestPorcupineHistoryShape(t *testing.T) {
 	if len(h) != 3 {
 		t.Fatalf("want the failed write and unknown read dropped, got %d ops", len(h))
 	}
+	for i, want := range []int{0, 1, 2} {
+		if h[i].ClientId != want {
+			t.Fatalf("client ids %d %d %d, want dense 0 1 2", h[0].ClientId, h[1].ClientId, h[2].ClientId)
+		}
+	}
 	if h[1].Return <= 80*ms1 {
 		t.Fatalf("an unknown write must return after the end of the history, returns at %d", h[1].Return)
 	}

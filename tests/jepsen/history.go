@@ -12,7 +12,7 @@ import (
 // Op is one recorded client operation: its invocation and completion with
 // real-time stamps (nanoseconds since the start of the run).
 type Op struct {
-	Client int // logical client; a client whose operation is unknown continues under a new id
+	Client int // logical client; a client whose operation is unknown continues under a new id (any int)
 	Node   int // the node the request went to (0 for synthetic operations)
 	Input  Input
 	Output Output
@@ -58,19 +58,31 @@ func (h *History) Ops() []Op {
 // after the end of the history.
 func Porcupine(ops []Op) []porcupine.Operation {
 	var end int64
+	var kept []Op
 	for _, op := range ops {
 		if op.Return > end {
 			end = op.Return
 		}
-	}
-	out := make([]porcupine.Operation, 0, len(ops))
-	for _, op := range ops {
 		switch {
 		case op.Output.Outcome == Failed:
 			continue
 		case op.Output.Outcome == Unknown && op.Input.Kind == OpRead:
 			continue
 		}
+		kept = append(kept, op)
+	}
+	// The visualization draws a row per client id: number them densely,
+	// in order of first operation, the final reads last.
+	dense := map[int]int{}
+	for _, final := range []bool{false, true} {
+		for _, op := range kept {
+			if _, ok := dense[op.Client]; !ok && op.Final == final {
+				dense[op.Client] = len(dense)
+			}
+		}
+	}
+	out := make([]porcupine.Operation, 0, len(kept))
+	for _, op := range kept {
 		ret := op.Return
 		if op.Output.Outcome == Unknown {
 			ret = end + 1
@@ -80,7 +92,7 @@ func Porcupine(ops []Op) []porcupine.Operation {
 			meta = fmt.Sprintf("n%d final stale read", op.Node)
 		}
 		out = append(out, porcupine.Operation{
-			ClientId: op.Client,
+			ClientId: dense[op.Client],
 			Input:    op.Input,
 			Call:     op.Call,
 			Output:   op.Output,
