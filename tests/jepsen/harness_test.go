@@ -26,7 +26,7 @@ func TestHarnessOnFakeKV(t *testing.T) {
 	}
 	for _, stale := range []bool{false, true} {
 		res, err := Run(RunConfig{
-			Bin: bin, Dir: filepath.Join(dir, map[bool]string{false: "ok", true: "stale"}[stale]), Seed: 111, // pause, kill, isolated leader in 10 s
+			Bin: bin, Dir: filepath.Join(dir, map[bool]string{false: "ok", true: "stale"}[stale]), Seed: 33, // pause, crash loop, partition in 10 s
 			Nodes: 3, Clients: 5, Keys: 3, OpsPerKey: 150, Duration: 10 * time.Second,
 			UnsafeStaleReads: stale, SnapshotEntries: 100, RequestTimeout: 3 * time.Second, CheckTimeout: time.Minute,
 			Log: func(f string, a ...interface{}) { t.Logf(f, a...) },
@@ -46,8 +46,8 @@ func TestHarnessOnFakeKV(t *testing.T) {
 		if !res.Passed() {
 			t.Fatalf("fakekv reported %s", verdictText(res))
 		}
-		if res.Faults[FaultKill] == 0 || res.Faults[FaultPause] == 0 {
-			t.Fatalf("seed 111 did not kill and pause: %v", res.Faults)
+		if res.Faults[FaultCrashLoop] == 0 || res.Faults[FaultPause] == 0 {
+			t.Fatalf("seed 33 did not crash-loop and pause: %v", res.Faults)
 		}
 		if res.ByOutcome[Ok] < 50 {
 			t.Fatalf("only %d operations succeeded", res.ByOutcome[Ok])

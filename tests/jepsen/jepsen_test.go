@@ -66,7 +66,7 @@ func TestBoundedLinearizable(t *testing.T) {
 	}
 	seed := envSeed(t, 16001)
 	res := boundedRun(t, seed, false, 60*time.Second)
-	for _, k := range []FaultKind{FaultKill, FaultPause} {
+	for _, k := range []FaultKind{FaultKill, FaultCrashLoop, FaultPause} {
 		if res.Faults[k] == 0 {
 			t.Errorf("seed %d: the schedule did no %s", seed, k)
 		}

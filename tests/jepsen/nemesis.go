@@ -21,10 +21,11 @@ const (
 	FaultOneWay        FaultKind = "one-way"        // a node's outbound links down, inbound up
 	FaultDelay         FaultKind = "delay"          // latency with jitter on every link
 	FaultDropLink      FaultKind = "drop-link"      // one directed link blackholed
+	FaultCrashLoop     FaultKind = "crash-loop"     // a node SIGKILLed again and again, a few hundred ms after each restart
 )
 
 // AllFaults lists the kinds in report order.
-var AllFaults = []FaultKind{FaultKill, FaultPause, FaultPartition, FaultIsolateLeader, FaultOneWay, FaultDelay, FaultDropLink}
+var AllFaults = []FaultKind{FaultKill, FaultCrashLoop, FaultPause, FaultPartition, FaultIsolateLeader, FaultOneWay, FaultDelay, FaultDropLink}
 
 // Step is one fault of a schedule: applied, held, healed, then a quiet
 // period. Target 0 means "the current leader" (resolved when applied).
@@ -99,6 +100,9 @@ func Schedule(seed int64, n int, total time.Duration, staleBias bool) []Step {
 		switch k {
 		case FaultKill, FaultPause:
 			s.Target = target()
+		case FaultCrashLoop:
+			s.Target = target()
+			s.DelayMs = 150 + r.Intn(450) // time each incarnation lives
 		case FaultPartition:
 			ids := r.Perm(n)
 			size := 1 + r.Intn((n-1)/2)
@@ -146,6 +150,8 @@ type Nemesis struct {
 	crashes []string // nodes found dead that the nemesis had not killed
 	// stepTarget is the node the step being held killed or paused.
 	stepTarget int
+	// loopStop and loopDone run the crash loop of the step being held.
+	loopStop, loopDone chan struct{}
 }
 
 // Phase is the fault active now ("none" between faults).
@@ -254,6 +260,32 @@ func (m *Nemesis) apply(ctx context.Context, s Step) (string, error) {
 		id := m.resolve(ctx, s.Target)
 		m.stepTarget = id
 		return fmt.Sprintf("pause n%d", id), m.C.Nodes[id-1].Pause()
+	case FaultCrashLoop:
+		id := m.resolve(ctx, s.Target)
+		m.stepTarget = id
+		n := m.C.Nodes[id-1]
+		stop, done := make(chan struct{}), make(chan struct{})
+		m.loopStop, m.loopDone = stop, done
+		life := time.Duration(s.DelayMs) * time.Millisecond
+		go func() {
+			defer close(done)
+			for i := 0; i < 1000; i++ {
+				if err := n.Kill(); err != nil {
+					m.Log("nemesis: crash loop: %v", err)
+					return
+				}
+				if err := n.Start(m.C.Bin); err != nil {
+					m.Log("nemesis: crash loop: %v", err)
+					return
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(life):
+				}
+			}
+		}()
+		return fmt.Sprintf("crash loop n%d (SIGKILL every %v after restart)", id, life), nil
 	case FaultPartition:
 		var majority []int
 		in := map[int]bool{}
@@ -299,6 +331,14 @@ func (m *Nemesis) apply(ctx context.Context, s Step) (string, error) {
 
 func (m *Nemesis) heal(s Step) error {
 	switch s.Kind {
+	case FaultCrashLoop:
+		close(m.loopStop)
+		<-m.loopDone
+		n := m.C.Nodes[m.stepTarget-1]
+		if n.Running() {
+			return nil
+		}
+		return n.Start(m.C.Bin)
 	case FaultKill:
 		n := m.C.Nodes[m.stepTarget-1]
 		if n.Running() {
