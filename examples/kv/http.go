@@ -204,7 +204,9 @@ func (a *api) removeMember(w http.ResponseWriter, r *http.Request) {
 }
 
 // memberAnswer answers a membership change: 200 with the configuration
-// once applied here, 409 when the configuration refuses it, 503 otherwise.
+// once applied here, 409 when the configuration refuses it (already a
+// member, one learner at a time), 404 to remove a node that is not a
+// member, 503 otherwise.
 func (a *api) memberAnswer(w http.ResponseWriter, op string, id uint64, err error) {
 	var refused *refusedError
 	switch {
@@ -214,6 +216,8 @@ func (a *api) memberAnswer(w http.ResponseWriter, op string, id uint64, err erro
 		writeJSON(w, http.StatusOK, map[string]any{"op": op, "id": id, "voters": st.Voters, "learners": st.Learners})
 	case errors.Is(err, errAlready):
 		writeJSON(w, http.StatusConflict, map[string]any{"error": "already a member", "definite": true})
+	case errors.Is(err, errNotMember):
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not a member", "definite": true})
 	case errors.As(err, &refused):
 		writeJSON(w, http.StatusConflict, map[string]any{"error": refused.Error(), "definite": true})
 	default:

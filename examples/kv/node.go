@@ -569,6 +569,7 @@ func inConf(cs raftpb.ConfState, id uint64) bool {
 
 // propose replicates a command and waits until it is applied here.
 func (n *node) propose(c command, timeout time.Duration) (result, error) {
+	deadline := time.Now().Add(timeout)
 	n.mu.Lock()
 	if n.stopping {
 		n.mu.Unlock()
@@ -593,7 +594,7 @@ func (n *node) propose(c command, timeout time.Duration) (result, error) {
 	n.writes[c.Seq] = w
 	n.mu.Unlock()
 	n.wake()
-	t := time.NewTimer(timeout)
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case res := <-w.done:
@@ -631,6 +632,7 @@ func (n *node) waitLeaderLocked(max time.Duration) bool {
 // read is a linearizable read: ReadIndex through the leader, then served
 // once this node applied up to the read index.
 func (n *node) read(key string, timeout time.Duration) (readResult, error) {
+	deadline := time.Now().Add(timeout)
 	n.mu.Lock()
 	if n.stopping {
 		n.mu.Unlock()
@@ -652,7 +654,7 @@ func (n *node) read(key string, timeout time.Duration) (readResult, error) {
 	n.reads[ctx] = r
 	n.mu.Unlock()
 	n.wake()
-	t := time.NewTimer(timeout)
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case res := <-r.done:
@@ -702,13 +704,23 @@ func (n *node) removeMember(id uint64, timeout time.Duration) error {
 	gone := func(cs raftpb.ConfState) bool {
 		return !contains(cs.Learners, id) && !contains(cs.Voters, id) && !contains(cs.VotersOutgoing, id)
 	}
+	n.mu.Lock()
+	member := !gone(n.cs)
+	n.mu.Unlock()
+	if !member {
+		return errNotMember
+	}
 	return n.changeMembers(timeout, func() error {
 		return n.rn.ProposeConfChange(raftpb.ConfChange{Type: raftpb.ConfChangeRemoveNode, NodeID: id})
 	}, gone, func(cs raftpb.ConfState) bool { return false })
 }
 
-// errAlready is a change that is already in effect.
-var errAlready = errors.New("already a member")
+// errAlready is an addition of a member; errNotMember a removal of a
+// node that is not one (as this node's configuration says).
+var (
+	errAlready   = errors.New("already a member")
+	errNotMember = errors.New("not a member")
+)
 
 func (n *node) changeMembers(timeout time.Duration, propose func() error, done func(raftpb.ConfState) bool, already func(raftpb.ConfState) bool) error {
 	n.mu.Lock()
@@ -808,7 +820,8 @@ func (n *node) status() status {
 // close stops the node: pending requests fail, the loops end, the
 // transport and the storage are closed.
 func (n *node) close() {
-	n.handOff(3 * time.Second)
+	// Raft abandons a transfer after an election timeout (10 ticks).
+	n.handOff(10 * n.cfg.tick)
 	n.mu.Lock()
 	if n.stopping {
 		n.mu.Unlock()
@@ -837,12 +850,19 @@ func (n *node) handOff(max time.Duration) {
 	}
 	st := n.rn.Status()
 	var target, best uint64
+	active := 1 // this node votes for the transferee
 	for _, id := range st.Config.Voters {
-		if pr, ok := st.Progress[id]; ok && id != n.cfg.id && pr.RecentActive && (target == 0 || pr.Match > best) {
+		pr, ok := st.Progress[id]
+		if !ok || id == n.cfg.id || !pr.RecentActive {
+			continue
+		}
+		active++
+		if target == 0 || pr.Match > best {
 			target, best = id, pr.Match
 		}
 	}
-	if target == 0 {
+	// Without a quorum of active voters no transferee could be elected.
+	if target == 0 || active < len(st.Config.Voters)/2+1 {
 		n.mu.Unlock()
 		return
 	}

@@ -16,7 +16,7 @@ import (
 // a rolling restart of every node under load with no client error beyond
 // a retry. Clients write and read through random nodes; an operation may
 // fail once (its node is stopping or starting, a leader hands over) and
-// is retried once through another node after a short pause; a second
+// is retried once through another node after a pause of a second; a second
 // failure fails the test. Each node in turn gets SIGTERM (the leader hands
 // leadership over first), restarts on its data directory and catches up
 // before the next. Afterwards every acknowledged write is on every node.
@@ -50,7 +50,7 @@ func TestRollingRestart(t *testing.T) {
 			return nil
 		}
 		retried.Add(1)
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(time.Second)
 		for {
 			ids = up()
 			second := ids[rng.Intn(len(ids))]

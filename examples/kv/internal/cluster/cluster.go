@@ -432,3 +432,15 @@ func (c *Cluster) PutRetry(key, val string, timeout time.Duration) error {
 	}
 	return nil
 }
+
+// RemoveMember asks node via to remove node id (DELETE /members/{id}).
+func (c *Cluster) RemoveMember(via, id uint64) error {
+	code, b, err := c.do(http.MethodDelete, fmt.Sprintf("http://%s/members/%d", c.Node(via).HTTP, id), nil)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return apiError(code, b)
+	}
+	return nil
+}
