@@ -276,8 +276,8 @@ func (n *Node) Paused() bool {
 	return n.cmd != nil && n.paused
 }
 
-// Exited reports an unexpected exit: the node is not running although
-// the nemesis did not kill it.
+// exitError is how the node's last process exited (nil while running or
+// after a clean exit).
 func (n *Node) exitError() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
