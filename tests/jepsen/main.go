@@ -30,6 +30,7 @@ func run() int {
 	clients := flag.Int("clients", 5, "concurrent clients")
 	keys := flag.Int("keys", 4, "keys in use at a time")
 	snapEntries := flag.Int("snapshot-entries", 100, "kv's --snapshot-entries (small, so that restarted nodes catch up through snapshots)")
+	kvArgs := flag.String("kv-args", "", "more flags for every kv node, space-separated (e.g. \"--tick 20ms\" for more elections)")
 	stale := flag.Bool("unsafe-stale-reads", false, "pass --unsafe-stale-reads to every node (the run must then be reported non-linearizable)")
 	staleCheck := flag.Bool("stale-check", false, "after the schedules, one more (at most 1 minute) with --unsafe-stale-reads, which must be reported NOT linearizable")
 	expectViolation := flag.Bool("expect-violation", false, "exit 0 only if every schedule is reported NOT linearizable")
@@ -78,7 +79,7 @@ func run() int {
 			Bin: *bin, Dir: filepath.Join(*out, fmt.Sprintf("seed-%d", s)), Seed: s,
 			Nodes: *nodes, Clients: *clients, Keys: *keys, OpsPerKey: 150,
 			Duration: time.Duration(*minutes * float64(time.Minute)), UnsafeStaleReads: *stale, SnapshotEntries: *snapEntries,
-			RequestTimeout: 3 * time.Second, CheckTimeout: 2 * time.Minute, Log: logf,
+			KVArgs: strings.Fields(*kvArgs), RequestTimeout: 3 * time.Second, CheckTimeout: 2 * time.Minute, Log: logf,
 		})
 		if err != nil {
 			logf("seed %d: run failed: %v", s, err)
@@ -105,7 +106,7 @@ func run() int {
 		res, err := Run(RunConfig{
 			Bin: *bin, Dir: filepath.Join(*out, fmt.Sprintf("seed-%d-stale", s)), Seed: s,
 			Nodes: *nodes, Clients: *clients, Keys: *keys, OpsPerKey: 150,
-			Duration: d, UnsafeStaleReads: true, SnapshotEntries: *snapEntries,
+			Duration: d, UnsafeStaleReads: true, SnapshotEntries: *snapEntries, KVArgs: strings.Fields(*kvArgs),
 			RequestTimeout: 3 * time.Second, CheckTimeout: 2 * time.Minute, Log: logf,
 		})
 		if err != nil {

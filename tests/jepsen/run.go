@@ -23,6 +23,7 @@ type RunConfig struct {
 	Duration         time.Duration
 	UnsafeStaleReads bool
 	SnapshotEntries  int           // kv's --snapshot-entries: small, so restarted nodes catch up by snapshot
+	KVArgs           []string      // more flags for every node
 	RequestTimeout   time.Duration // client side; kv's own is 2 s
 	CheckTimeout     time.Duration
 	Log              func(format string, args ...interface{})
@@ -72,7 +73,7 @@ func Run(cfg RunConfig) (res *RunResult, err error) {
 	if err := os.RemoveAll(cfg.Dir); err != nil {
 		return nil, err
 	}
-	cl, err := NewCluster(cfg.Bin, ClusterConfig{N: cfg.Nodes, Dir: cfg.Dir, UnsafeStaleReads: cfg.UnsafeStaleReads, SnapshotEntries: cfg.SnapshotEntries})
+	cl, err := NewCluster(cfg.Bin, ClusterConfig{N: cfg.Nodes, Dir: cfg.Dir, UnsafeStaleReads: cfg.UnsafeStaleReads, SnapshotEntries: cfg.SnapshotEntries, ExtraArgs: cfg.KVArgs})
 	if err != nil {
 		return nil, err
 	}
