@@ -15,7 +15,9 @@
 #                            linearizable. About 2.5 minutes.
 #   scripts/jepsen.sh full   `make jepsen`: JEPSEN_SCHEDULES schedules (default
 #                            20) of JEPSEN_MINUTES minutes (default 5), seeds
-#                            from JEPSEN_SEED (default: the clock), then one
+#                            from JEPSEN_SEED (default: the clock), membership
+#                            changes among the faults (remove a node, wipe it,
+#                            add it back with --join), then one
 #                            more of at most a minute with stale reads planted,
 #                            which must be reported NOT linearizable; writes
 #                            docs/jepsen.md. JEPSEN_LABEL labels shortened runs.
@@ -59,7 +61,7 @@ test)
   grep -E '^(--- |ok|PASS)|seed [0-9]+: (checker|convergence|crash|keys)|ops in|ok/s' "$log" | sed 's/^ *//'
   ;;
 full)
-  args=(-schedules "${JEPSEN_SCHEDULES:-20}" -minutes "${JEPSEN_MINUTES:-5}" -stale-check -report ../../docs/jepsen.md)
+  args=(-schedules "${JEPSEN_SCHEDULES:-20}" -minutes "${JEPSEN_MINUTES:-5}" -membership -stale-check -report ../../docs/jepsen.md)
   [ -n "${JEPSEN_SEED:-}" ] && args+=(-seed "$JEPSEN_SEED")
   [ -n "${JEPSEN_LABEL:-}" ] && args+=(-label "$JEPSEN_LABEL")
   (cd tests/jepsen && go run . "${args[@]}")

@@ -31,6 +31,7 @@ func run() int {
 	keys := flag.Int("keys", 4, "keys in use at a time")
 	snapEntries := flag.Int("snapshot-entries", 100, "kv's --snapshot-entries (small, so that restarted nodes catch up through snapshots)")
 	kvArgs := flag.String("kv-args", "", "more flags for every kv node, space-separated (e.g. \"--tick 20ms\" for more elections)")
+	membership := flag.Bool("membership", false, "add membership changes to the faults: remove a node, wipe it, add it back with --join")
 	stale := flag.Bool("unsafe-stale-reads", false, "pass --unsafe-stale-reads to every node (the run must then be reported non-linearizable)")
 	staleCheck := flag.Bool("stale-check", false, "after the schedules, one more (at most 1 minute) with --unsafe-stale-reads, which must be reported NOT linearizable")
 	expectViolation := flag.Bool("expect-violation", false, "exit 0 only if every schedule is reported NOT linearizable")
@@ -79,7 +80,7 @@ func run() int {
 			Bin: *bin, Dir: filepath.Join(*out, fmt.Sprintf("seed-%d", s)), Seed: s,
 			Nodes: *nodes, Clients: *clients, Keys: *keys, OpsPerKey: 150,
 			Duration: time.Duration(*minutes * float64(time.Minute)), UnsafeStaleReads: *stale, SnapshotEntries: *snapEntries,
-			KVArgs: strings.Fields(*kvArgs), RequestTimeout: 3 * time.Second, CheckTimeout: 2 * time.Minute, Log: logf,
+			KVArgs: strings.Fields(*kvArgs), Membership: *membership, RequestTimeout: 3 * time.Second, CheckTimeout: 2 * time.Minute, Log: logf,
 		})
 		if err != nil {
 			logf("seed %d: run failed: %v", s, err)

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
+	"net/http"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,7 +27,15 @@ const (
 	FaultDelay         FaultKind = "delay"          // latency with jitter on every link
 	FaultDropLink      FaultKind = "drop-link"      // one directed link blackholed
 	FaultCrashLoop     FaultKind = "crash-loop"     // a node SIGKILLed again and again, a few hundred ms after each restart
+	// FaultMembership removes a node from the cluster (DELETE /members),
+	// kills it, wipes its data dir, and on heal starts it empty with
+	// --join and adds it back (POST /members: a learner, promoted by the
+	// leader once caught up). Only with -membership.
+	FaultMembership FaultKind = "membership"
 )
+
+// reportOrder lists every kind, optional ones included.
+var reportOrder = []FaultKind{FaultKill, FaultCrashLoop, FaultPause, FaultPartition, FaultIsolateLeader, FaultOneWay, FaultDelay, FaultDropLink, FaultMembership}
 
 // AllFaults lists the kinds in report order.
 var AllFaults = []FaultKind{FaultKill, FaultCrashLoop, FaultPause, FaultPartition, FaultIsolateLeader, FaultOneWay, FaultDelay, FaultDropLink}
@@ -61,7 +74,12 @@ func (s Step) String() string {
 // staleBias shapes it for the stale-read variant: every other step (the
 // first included) isolates the leader for 4-6 s, so a deposed leader serves local reads while the
 // majority moves on.
-func Schedule(seed int64, n int, total time.Duration, staleBias bool) []Step {
+//
+// kinds are the faults to draw from (AllFaults when nil).
+func Schedule(seed int64, n int, total time.Duration, staleBias bool, kinds []FaultKind) []Step {
+	if kinds == nil {
+		kinds = AllFaults
+	}
 	r := rand.New(rand.NewSource(seed))
 	var steps []Step
 	var t time.Duration
@@ -85,8 +103,8 @@ func Schedule(seed int64, n int, total time.Duration, staleBias bool) []Step {
 		// Kinds are drawn from shuffled rounds of every kind, so any
 		// schedule of len(AllFaults) steps or more does every one.
 		if len(bag) == 0 {
-			for _, i := range r.Perm(len(AllFaults)) {
-				bag = append(bag, AllFaults[i])
+			for _, i := range r.Perm(len(kinds)) {
+				bag = append(bag, kinds[i])
 			}
 		}
 		k := bag[0]
@@ -98,7 +116,7 @@ func Schedule(seed int64, n int, total time.Duration, staleBias bool) []Step {
 		s.Hold = ms(1500, 5000)
 		s.Quiet = ms(1000, 3000)
 		switch k {
-		case FaultKill, FaultPause:
+		case FaultKill, FaultPause, FaultMembership:
 			s.Target = target()
 		case FaultCrashLoop:
 			s.Target = target()
@@ -260,6 +278,23 @@ func (m *Nemesis) apply(ctx context.Context, s Step) (string, error) {
 		id := m.resolve(ctx, s.Target)
 		m.stepTarget = id
 		return fmt.Sprintf("pause n%d", id), m.C.Nodes[id-1].Pause()
+	case FaultMembership:
+		id := m.resolve(ctx, s.Target)
+		via := m.C.Nodes[id%len(m.C.Nodes)]
+		if err := memberRequest(ctx, via, "DELETE", fmt.Sprintf("/members/%d", id), nil); err != nil {
+			// Refused or timed out: nothing to undo, but the removal may
+			// still apply, so the node is treated as removed all the same.
+			m.Log("nemesis: remove n%d via n%d: %v", id, via.ID, err)
+		}
+		m.stepTarget = id
+		n := m.C.Nodes[id-1]
+		if err := n.Kill(); err != nil {
+			return "", err
+		}
+		if err := os.RemoveAll(n.DataDir); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("remove n%d (via n%d), kill it, wipe its data", id, via.ID), nil
 	case FaultCrashLoop:
 		id := m.resolve(ctx, s.Target)
 		m.stepTarget = id
@@ -331,6 +366,8 @@ func (m *Nemesis) apply(ctx context.Context, s Step) (string, error) {
 
 func (m *Nemesis) heal(s Step) error {
 	switch s.Kind {
+	case FaultMembership:
+		return m.rejoin(m.C.Nodes[m.stepTarget-1])
 	case FaultCrashLoop:
 		close(m.loopStop)
 		<-m.loopDone
@@ -353,6 +390,66 @@ func (m *Nemesis) heal(s Step) error {
 		return n.Resume()
 	}
 	return m.C.Net.HealAll()
+}
+
+// rejoin starts a wiped node empty with --join and adds it back as a
+// learner through another node, retrying for up to 30 s (the cluster may
+// still be electing after the removal).
+func (m *Nemesis) rejoin(n *Node) error {
+	if !contains(n.Args, "--join") {
+		n.Args = append(n.Args, "--join")
+	}
+	if err := n.Start(m.C.Bin); err != nil {
+		return err
+	}
+	body := fmt.Sprintf(`{"id": %d, "raft": %q}`, n.ID, n.RaftAddr)
+	deadline := time.Now().Add(30 * time.Second)
+	var err error
+	for i := 0; time.Now().Before(deadline); i++ {
+		via := m.C.Nodes[(n.ID+i)%len(m.C.Nodes)]
+		if via == n {
+			continue
+		}
+		err = memberRequest(context.Background(), via, "POST", "/members", []byte(body))
+		if err == nil || strings.Contains(err.Error(), "409") {
+			return nil
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	m.Log("nemesis: could not add n%d back: %v", n.ID, err)
+	m.mu.Lock()
+	m.crashes = append(m.crashes, fmt.Sprintf("n%d could not be added back within 30 s: %v", n.ID, err))
+	m.mu.Unlock()
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+var memberClient = &http.Client{Timeout: 5 * time.Second}
+
+// memberRequest sends a membership change to node via; nil on 200.
+func memberRequest(ctx context.Context, via *Node, method, path string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+via.HTTPAddr+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := memberClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	return nil
 }
 
 // healAll heals the network, resumes paused nodes and restarts dead ones.

@@ -127,12 +127,12 @@ func TestNetFaults(t *testing.T) {
 }
 
 func TestScheduleReplayableBySeed(t *testing.T) {
-	a := Schedule(42, 3, 2*time.Minute, false)
-	b := Schedule(42, 3, 2*time.Minute, false)
+	a := Schedule(42, 3, 2*time.Minute, false, nil)
+	b := Schedule(42, 3, 2*time.Minute, false, nil)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("the same seed drew two schedules")
 	}
-	if reflect.DeepEqual(a, Schedule(43, 3, 2*time.Minute, false)) {
+	if reflect.DeepEqual(a, Schedule(43, 3, 2*time.Minute, false, nil)) {
 		t.Fatal("two seeds drew the same schedule")
 	}
 	var total time.Duration
@@ -155,7 +155,7 @@ func TestScheduleReplayableBySeed(t *testing.T) {
 	if len(a) >= len(AllFaults) && len(kinds) != len(AllFaults) {
 		t.Fatalf("%d steps drew only %d kinds of fault", len(a), len(kinds))
 	}
-	st := Schedule(7, 3, time.Minute, true)
+	st := Schedule(7, 3, time.Minute, true, nil)
 	if st[0].Kind != FaultIsolateLeader {
 		t.Fatalf("the stale-read schedule starts with %v", st[0])
 	}

@@ -62,7 +62,7 @@ func Summary(w io.Writer, r *RunResult) {
 
 func faultCounts(f map[FaultKind]int) string {
 	var parts []string
-	for _, k := range AllFaults {
+	for _, k := range reportOrder {
 		if f[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, f[k]))
 		}
@@ -96,7 +96,8 @@ func WriteReport(w io.Writer, rc ReportConfig, runs []*RunResult, staleRun *RunR
 	fmt.Fprintf(w, "nodes, while a nemesis drawn from the schedule's seed SIGKILLs and restarts nodes\n")
 	fmt.Fprintf(w, "(once, or again and again a few hundred milliseconds after each restart),\n")
 	fmt.Fprintf(w, "pauses them (SIGSTOP/SIGCONT), and cuts, blackholes, delays or one-way partitions\n")
-	fmt.Fprintf(w, "links (majority/minority splits, an isolated leader). The history is checked with\n")
+	fmt.Fprintf(w, "links (majority/minority splits, an isolated leader), and removes a node, wipes it\n")
+	fmt.Fprintf(w, "and adds it back empty (membership). The history is checked with\n")
 	fmt.Fprintf(w, "porcupine against a per-key read/write/CAS register model; a timeout or a 503 with\n")
 	fmt.Fprintf(w, "`definite: false` is an operation that may have happened. Afterwards every fault is\n")
 	fmt.Fprintf(w, "healed and, once every node has applied the same index, every key is read locally\n")
@@ -179,7 +180,7 @@ func mergePhases(runs []*RunResult) []PhaseStats {
 		}
 	}
 	rank := map[string]int{"none": -1}
-	for i, k := range AllFaults {
+	for i, k := range reportOrder {
 		rank[string(k)] = i
 	}
 	sort.Slice(order, func(i, j int) bool { return rank[order[i]] < rank[order[j]] })

@@ -24,6 +24,7 @@ type RunConfig struct {
 	UnsafeStaleReads bool
 	SnapshotEntries  int           // kv's --snapshot-entries: small, so restarted nodes catch up by snapshot
 	KVArgs           []string      // more flags for every node
+	Membership       bool          // add membership changes (remove, wipe, rejoin) to the faults
 	RequestTimeout   time.Duration // client side; kv's own is 2 s
 	CheckTimeout     time.Duration
 	Log              func(format string, args ...interface{})
@@ -97,7 +98,11 @@ func Run(cfg RunConfig) (res *RunResult, err error) {
 	}
 	h := NewHistory()
 	nem := &Nemesis{C: cl, H: h, Log: cfg.Log}
-	res.Schedule = Schedule(cfg.Seed, cfg.Nodes, cfg.Duration, cfg.UnsafeStaleReads)
+	var kinds []FaultKind
+	if cfg.Membership {
+		kinds = append(append(kinds, AllFaults...), FaultMembership)
+	}
+	res.Schedule = Schedule(cfg.Seed, cfg.Nodes, cfg.Duration, cfg.UnsafeStaleReads, kinds)
 	cfg.Log("seed %d: %d nodes, %d clients, %v, stale reads %v; schedule:", cfg.Seed, cfg.Nodes, cfg.Clients, cfg.Duration, cfg.UnsafeStaleReads)
 	for i, s := range res.Schedule {
 		cfg.Log("  %2d. %s", i+1, s)
@@ -335,7 +340,7 @@ func phaseStats(ops []Op, events []FaultEvent, total time.Duration) []PhaseStats
 	var out []PhaseStats
 	order := append([]string{"none"}, func() []string {
 		var s []string
-		for _, k := range AllFaults {
+		for _, k := range reportOrder {
 			s = append(s, string(k))
 		}
 		return s
