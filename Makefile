@@ -29,7 +29,7 @@ help: ## list the targets
 	  }' $(MAKEFILE_LIST)
 
 .PHONY: test
-test: lint test-rust sim-test doc check-header test-c test-python test-go examples check-readme plan-coverage ## everything CI runs: every check, test and example, and every README code block
+test: lint test-rust sim-test doc check-header test-c test-python test-go test-jepsen examples check-readme plan-coverage ## everything CI runs: every check, test and example, and every README code block
 	@echo "make test: all checks passed"
 
 .PHONY: tools
@@ -151,6 +151,16 @@ check-readme: lib ## run every code block of every README as written (scripts/ch
 .PHONY: test-go
 test-go: ## Go package: gofmt, go vet, go test -race (binding + interop with etcd raft), GOGC=1 run, the example in-tree and through pkg-config
 	./scripts/go-test.sh
+
+.PHONY: test-jepsen
+test-jepsen: ## bounded linearizability test of examples/kv: 60 s of kills, pauses, partitions (must pass), 40 s with stale reads planted (must be caught)
+	./scripts/jepsen.sh test
+
+JEPSEN_SCHEDULES ?= 20
+JEPSEN_MINUTES ?= 5
+.PHONY: jepsen
+jepsen: ## JEPSEN_SCHEDULES (20) schedules of JEPSEN_MINUTES (5) minutes against examples/kv: writes docs/jepsen.md (~110 min; not part of make test)
+	JEPSEN_SCHEDULES=$(JEPSEN_SCHEDULES) JEPSEN_MINUTES=$(JEPSEN_MINUTES) ./scripts/jepsen.sh full
 
 .PHONY: examples
 examples: ## run every example once (each exits non-zero on failure)
