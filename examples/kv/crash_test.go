@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -117,8 +118,32 @@ func TestRemoveMember(t *testing.T) {
 	}
 	if !cluster.WaitFor(5*time.Second, func() bool {
 		s, err := c.Status(gone)
-		return err == nil && !contains(s.Voters, gone)
+		return err == nil && !contains(s.Voters, gone) && s.Removed
 	}) {
 		t.Fatalf("node %d does not see its removal", gone)
+	}
+
+	// Added back under the same id, wiped and started with --join, it is
+	// a member again and no longer says it was removed.
+	if err := c.Kill(gone); err != nil {
+		t.Fatal(err)
+	}
+	n := c.Node(gone)
+	if err := os.RemoveAll(n.Dir); err != nil {
+		t.Fatal(err)
+	}
+	n.Join = true
+	if err := c.Start(gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddMember(lead, gone); err != nil {
+		t.Fatalf("add %d back: %v", gone, err)
+	}
+	if !cluster.WaitFor(15*time.Second, func() bool {
+		s, err := c.Status(gone)
+		return err == nil && !s.Removed && (contains(s.Voters, gone) || contains(s.Learners, gone))
+	}) {
+		s, err := c.Status(gone)
+		t.Fatalf("node %d added back: status %+v %v", gone, s, err)
 	}
 }

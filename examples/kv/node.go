@@ -396,6 +396,9 @@ func (n *node) restoreLocked(s raftpb.Snapshot) {
 	}
 	n.applied, n.snapIndex = s.Metadata.Index, s.Metadata.Index
 	n.cs = s.Metadata.ConfState
+	if inConf(n.cs, n.cfg.id) {
+		n.removed = false
+	}
 	for id, m := range n.kv.members {
 		n.learnAddress(id, m)
 	}
@@ -454,6 +457,11 @@ func (n *node) applyLocked(e raftpb.Entry) {
 		for _, ch := range v2.Changes {
 			switch ch.Type {
 			case raftpb.ConfChangeAddNode, raftpb.ConfChangeAddLearnerNode:
+				if ch.NodeID == n.cfg.id {
+					// Added back after a removal (wiped, restarted with
+					// --join): a member again.
+					n.removed = false
+				}
 				if hasInfo {
 					n.kv.members[ch.NodeID] = info
 					n.learnAddress(ch.NodeID, info)

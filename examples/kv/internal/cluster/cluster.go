@@ -263,6 +263,7 @@ type Status struct {
 	Learners []uint64 `json:"learners"`
 	Snapshot uint64   `json:"snapshot"`
 	Keys     int      `json:"keys"`
+	Removed  bool     `json:"removed"`
 }
 
 // Status asks node id for its status.
