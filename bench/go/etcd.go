@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"go.etcd.io/raft/v3"
@@ -59,7 +60,7 @@ func (n *etcdNode) Propose(data []byte) {
 func (n *etcdNode) ProposeBatch(data []byte, k int) bool {
 	ents := make([]raftpb.Entry, k)
 	for i := range ents {
-		ents[i].Data = data
+		ents[i].Data = bytes.Clone(data) // a fresh payload per entry
 	}
 	if err := n.rn.Step(raftpb.Message{Type: raftpb.MsgProp, From: n.id, Entries: ents}); err != nil {
 		panic(err)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"testing"
@@ -145,7 +146,9 @@ func benchB1(b *testing.B, mk factory, batch bool, size int) {
 			c.nodes[0].ProposeBatch(payload, perRound)
 		} else {
 			for i := 0; i < perRound; i++ {
-				c.nodes[0].Propose(payload)
+				// A fresh payload per proposal, as every harness
+				// (docs/bench.md, "The rules").
+				c.nodes[0].Propose(bytes.Clone(payload))
 			}
 		}
 		c.pump()
@@ -186,7 +189,7 @@ func BenchmarkB3(b *testing.B) {
 			payload := make([]byte, 128)
 			run := func(k int) {
 				for i := 0; i < k; i++ {
-					n.Propose(payload)
+					n.Propose(bytes.Clone(payload))
 					for n.HasReady() {
 						n.Cycle(&out, &app)
 					}
