@@ -38,7 +38,9 @@
 //! - nesting of embedded messages and groups deeper than [`MAX_DEPTH`]
 //!   (`Message.responses` is recursive; v3.6 has no limit).
 //!
-//! The decoder never allocates more than in proportion to its input.
+//! The decoder never allocates more than in proportion to its input. With
+//! [`Decode::decode`], the bytes fields of one decoded value share a single
+//! copy of the input (one allocation per message, not one per payload).
 
 use super::*;
 
@@ -86,7 +88,11 @@ pub trait Encode {
 
 /// A wire type that can be decoded from raftpb bytes.
 pub trait Decode: Sized {
-    /// Decodes one value from the whole of `buf`.
+    /// Decodes one value from the whole of `buf`. The value owns its bytes
+    /// fields (nothing borrows `buf`): when it has a non-empty one, `buf` is
+    /// copied once and all of them are slices of that copy, so one
+    /// allocation serves every payload of a message, however many entries
+    /// it carries (and keeps the copy alive while any of them is).
     ///
     /// # Errors
     /// [`DecodeError`] for any malformed input.
@@ -469,9 +475,24 @@ struct Reader<'a> {
     src: Src<'a>,
 }
 
-/// The [`Bytes`] that the input is a part of, for zero-copy bytes fields
-/// ([`Decode::decode_bytes`]), or `None` to copy them ([`Decode::decode`]).
-type Src<'a> = Option<&'a Bytes>;
+/// Where the bytes fields of a decoded value get their storage.
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    /// [`Decode::decode_bytes`]: the [`Bytes`] the input is a part of;
+    /// bytes fields share it.
+    Shared(&'a Bytes),
+    /// [`Decode::decode`]: bytes fields are copied out of the input. The
+    /// first non-empty one copies the whole top-level input `top` once into
+    /// `copy`, and every bytes field is a slice of that copy: one allocation
+    /// per decoded message instead of one per payload (a MsgApp's entries
+    /// share it, as they would share the receive buffer with
+    /// `decode_bytes`), and nothing is allocated for a message without
+    /// payloads.
+    Copy {
+        top: &'a [u8],
+        copy: &'a std::cell::OnceCell<Bytes>,
+    },
+}
 
 /// The error for input that ends in the middle of something.
 #[cold]
@@ -627,8 +648,14 @@ impl<'a> Reader<'a> {
         Ok(match self.src {
             // `s` lies within `src`: every slice the decoder reads is cut
             // from the buffer it was given.
-            Some(src) => src.slice_ref(s),
-            None => Bytes::copy_from_slice(s),
+            Src::Shared(src) => src.slice_ref(s),
+            Src::Copy { .. } if s.is_empty() => Bytes::new(),
+            Src::Copy { top, copy } => {
+                // `s` lies within `top`, for the same reason.
+                let copy = copy.get_or_init(|| Bytes::copy_from_slice(top));
+                let off = s.as_ptr() as usize - top.as_ptr() as usize;
+                copy.slice(off..off + s.len())
+            }
         })
     }
 }
@@ -662,11 +689,12 @@ macro_rules! impl_decode_via_merge {
     ($($t:ty),+ $(,)?) => {$(
         impl Decode for $t {
             fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
-                <$t as MergeRaw>::decode_raw(buf, None, 0)
+                let copy = std::cell::OnceCell::new();
+                <$t as MergeRaw>::decode_raw(buf, Src::Copy { top: buf, copy: &copy }, 0)
             }
 
             fn decode_bytes(buf: &Bytes) -> Result<Self, DecodeError> {
-                <$t as MergeRaw>::decode_raw(buf, Some(buf), 0)
+                <$t as MergeRaw>::decode_raw(buf, Src::Shared(buf), 0)
             }
         }
     )+};
@@ -766,7 +794,7 @@ fn read_repeated_u64(
             // input-bounded count to reserve.
             let n = body.iter().filter(|&&b| b < 0x80).count();
             out.reserve(n);
-            let mut pr = Reader::new(body, None);
+            let mut pr = Reader::new(body, r.src);
             while !pr.is_empty() {
                 out.push(pr.varint()?);
             }
