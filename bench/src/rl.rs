@@ -129,13 +129,12 @@ impl BenchNode for Raftlet {
         }
         let from = self.node.id();
         for m in rd.messages.iter().chain(rd.persisted_messages.iter()) {
-            let mut buf = Vec::with_capacity(m.encoded_len());
-            m.encode(&mut buf);
+            // As raft-rs's encode_to_vec: one exact-size buffer per message.
             out.push(Wire {
                 from,
                 to: m.to,
                 kind: kind(m.msg_type),
-                data: Bytes::from(buf),
+                data: Bytes::from(m.encode_to_vec()),
             });
         }
         app.reads += rd.read_states.len() as u64;

@@ -78,9 +78,9 @@ pub trait Encode {
     /// Appends the encoding to `buf`.
     fn encode(&self, buf: &mut Vec<u8>);
 
-    /// The encoding as a new vector.
+    /// The encoding as a new vector, of exactly the encoded length.
     fn encode_to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.encoded_len());
+        let mut v = Vec::new();
         self.encode(&mut v);
         v
     }
@@ -244,7 +244,15 @@ macro_rules! impl_encode_via_raw {
             }
 
             fn encode(&self, buf: &mut Vec<u8>) {
-                buf.reserve(self.raw_len());
+                // An empty vector gets exactly the encoded length, so
+                // `encode_to_vec` sizes its vector with one computation of
+                // it; a vector being appended to grows as usual (amortized).
+                let n = self.raw_len();
+                if buf.capacity() == 0 {
+                    buf.reserve_exact(n);
+                } else {
+                    buf.reserve(n);
+                }
                 self.write_raw(buf);
             }
         }
@@ -521,16 +529,25 @@ impl<'a> Reader<'a> {
     /// Padded (non-minimal) encodings are accepted. A tenth byte carrying
     /// bits beyond the 64th is rejected (etcd v3.6 silently drops those bits;
     /// v3.7 and the protobuf spec reject them).
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, DecodeError> {
-        let rest = &self.buf[self.pos..];
-        match rest.first() {
-            Some(&b) if b < 0x80 => {
+        // One-byte varints (most tags and small values) inline; the rest
+        // out of line.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
                 self.pos += 1;
                 return Ok(u64::from(b));
             }
-            None => return Err(eof()),
-            _ => {}
+        }
+        self.varint_slow()
+    }
+
+    /// [`Reader::varint`] for varints of two bytes or more (or none left).
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Result<u64, DecodeError> {
+        let rest = &self.buf[self.pos..];
+        if rest.is_empty() {
+            return Err(eof());
         }
         let mut v: u64 = 0;
         for (i, &b) in rest.iter().enumerate().take(10) {
@@ -580,8 +597,22 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a tag: the field number (never 0) and a wire type in 0..=5.
-    #[inline]
+    #[inline(always)]
     fn tag(&mut self) -> Result<(u32, u8), DecodeError> {
+        // A one-byte tag of a field 1..=15 with a valid wire type: every
+        // tag etcd writes for raftpb.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if (8..0x80).contains(&b) && (b & 7) <= WT_FIXED32 {
+                self.pos += 1;
+                return Ok((u32::from(b >> 3), b & 7));
+            }
+        }
+        self.tag_slow()
+    }
+
+    /// [`Reader::tag`] for the other tags, and the errors.
+    #[inline(never)]
+    fn tag_slow(&mut self) -> Result<(u32, u8), DecodeError> {
         let t = self.varint()?;
         let field = t >> 3;
         let wt = (t & 7) as u8;
