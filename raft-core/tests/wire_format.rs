@@ -1477,7 +1477,10 @@ fn decode_copies_the_input_once_per_message() {
         assert!(!inside(e.data().as_ptr()), "entry {i} borrows the input");
         // The same offsets from one another as in the input: one copy.
         let want = buf.windows(40).position(|w| w == e.data()).unwrap()
-            - buf.windows(40).position(|w| w == m.entries[0].data()).unwrap();
+            - buf
+                .windows(40)
+                .position(|w| w == m.entries[0].data())
+                .unwrap();
         assert_eq!(e.data().as_ptr() as usize - p0 as usize, want, "entry {i}");
     }
     assert!(!inside(d.context.as_ref().unwrap().as_ptr()));
