@@ -817,6 +817,16 @@ like raftlet's) is faster than prost where payloads are large.
   `Option<Box<..>>`, the hot fields of tick and has_ready first in one
   `#[repr(C)]` cache line, and the inflight windows allocated on becoming
   leader.
+- **B6 (not a target; a regression to know of).** B6's CPU time to
+  promote_max_lag went from about 6-7 ms (raftlet ahead of raft-rs) to
+  about 20 ms (behind raft-rs's rust-protobuf codec) with the copy-once
+  decode, although the whole B6 process runs 30% fewer instructions (698M
+  to 484M under callgrind) and the zero-copy decode row stays at about
+  4 ms. Decoding large messages field by field again (tried: above
+  256 KiB) and copying in 32 KiB chunks (tried) did not bring it back, so
+  it is not the size of the copies; the cause is not found yet (suspect:
+  allocator behaviour in the measured window, where the learner receives
+  its snapshot and 1 MiB appends).
 - **B2 Go rows.** Owned by the Go work of this round; see its section."""
 
 PROFILE_NOTES = """\
