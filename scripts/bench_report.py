@@ -824,9 +824,13 @@ like raftlet's) is faster than prost where payloads are large.
   to 484M under callgrind) and the zero-copy decode row stays at about
   4 ms. Decoding large messages field by field again (tried: above
   256 KiB) and copying in 32 KiB chunks (tried) did not bring it back, so
-  it is not the size of the copies; the cause is not found yet (suspect:
-  allocator behaviour in the measured window, where the learner receives
-  its snapshot and 1 MiB appends).
+  it is not the size of the copies. The whole process's user + sys time
+  is unchanged (0.16 s either way) and it takes about 4,000 more minor page
+  faults (18.7k to 22.8k, `/usr/bin/time`); a small B6 (20k entries)
+  shows the same fixed 3 ms. The suspect is the allocator: the shared
+  decode buffers are freed together at compaction, glibc returns the space
+  to the system, and the measured window faults it back in. Not confirmed;
+  to investigate before relying on B6.
 - **B2 Go rows.** Owned by the Go work of this round; see its section."""
 
 PROFILE_NOTES = """\
