@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: raftlet side by side with raft-rs, etcd raft and PySyncObj
 # (DESIGN §8), end to end on a fresh machine:
-#   1. release builds: the bench crate (raftlet + raft-rs), libraftlet.a,
+#   1. release builds: the bench crate (raftlet + raft-rs) twice, once per
+#      raft-rs codec (prost; rust-protobuf, raft-rs's default), libraftlet.a,
 #      the C program, the Go benchmarks (etcd raft v3.6 + the Go binding),
 #      the Python package (maturin) and PySyncObj in build/venv;
 #   2. BENCH_ROUNDS rounds (default 5) of every row, each in its own
@@ -41,6 +42,12 @@ fi
 
 # ---------------------------------------------------------------- builds
 log "building (release)"
+# raft-rs's two codecs cannot share one build (cargo unifies raft-proto's
+# features): the rust-protobuf build first, kept aside, then the prost one.
+"$CARGO" build --release --quiet --manifest-path bench/Cargo.toml --target-dir "$TARGET" \
+  --no-default-features --features rr-protobuf
+cp "$TARGET/release/raftlet-bench" "$OUT/raftlet-bench-protobuf"
+RBP=$OUT/raftlet-bench-protobuf
 "$CARGO" build --release --quiet --manifest-path bench/Cargo.toml --target-dir "$TARGET"
 RB=$TARGET/release/raftlet-bench
 "$CARGO" build --release --quiet -p raftlet-ffi
@@ -112,21 +119,25 @@ if [ -n "${BENCH_QUICK:-}" ]; then  # a smoke test of the script, not for figure
   GOX=([128]=100x [1024]=100x [16384]=10x)
 fi
 
+# The Rust rows: raftlet (coalesced appends, its default), raftlet with
+# coalesce_appends = false (one append per proposal, as the peers), raftlet
+# with copy-free decoding (a separate row: the others copy payloads out of
+# the receive buffer), and raft-rs with each of its codecs.
 for ((r=1; r<=ROUNDS; r++)); do
   log "round $r of $ROUNDS"
   for s in "${SIZES[@]}"; do
-    row $r "run $r $RB b1 raftlet total=${TOTAL[$s]} size=$s" \
-           "run $r $RB b1 raft-rs total=${TOTAL[$s]} size=$s" \
-           "gorun $r 'BenchmarkB1\$/^B1\$/^impl=etcd\$/^size=$s\$' ${GOX[$s]}" \
-           "gorun $r 'BenchmarkB1\$/^B1\$/^impl=raftlet-go\$/^size=$s\$' ${GOX[$s]}" \
-           "gorun $r 'BenchmarkB1\$/^B1\$/^impl=raftlet-go-view\$/^size=$s\$' ${GOX[$s]}"
-    row $r "run $r $RB b1 raftlet total=${TOTAL[$s]} size=$s one=1" \
-           "run $r $RB b1 raft-rs total=${TOTAL[$s]} size=$s one=1" \
-           "gorun $r 'BenchmarkB1\$/^B1batch\$/^impl=etcd\$/^size=$s\$' ${GOX[$s]}" \
-           "gorun $r 'BenchmarkB1\$/^B1batch\$/^impl=raftlet-go\$/^size=$s\$' ${GOX[$s]}" \
-           "gorun $r 'BenchmarkB1\$/^B1batch\$/^impl=raftlet-go-view\$/^size=$s\$' ${GOX[$s]}"
+    for one in 0 1; do
+      gb=B1; [ $one = 1 ] && gb=B1batch
+      row $r "run $r $RB b1 raftlet total=${TOTAL[$s]} size=$s one=$one" \
+             "run $r $RB b1 raftlet-nocoalesce total=${TOTAL[$s]} size=$s one=$one" \
+             "run $r $RB b1 raftlet-zerocopy total=${TOTAL[$s]} size=$s one=$one" \
+             "run $r $RB b1 raft-rs total=${TOTAL[$s]} size=$s one=$one" \
+             "run $r $RBP b1 raft-rs total=${TOTAL[$s]} size=$s one=$one" \
+             "gorun $r 'BenchmarkB1\$/^$gb\$/^impl=etcd\$/^size=$s\$' ${GOX[$s]}" \
+             "gorun $r 'BenchmarkB1\$/^$gb\$/^impl=raftlet-go\$/^size=$s\$' ${GOX[$s]}" \
+             "gorun $r 'BenchmarkB1\$/^$gb\$/^impl=raftlet-go-view\$/^size=$s\$' ${GOX[$s]}"
+    done
   done
-  row $r "run $r $RB b1 raftlet-nocoalesce total=500000 size=128"
   # B2: the bindings, against native raftlet and the peers above.
   row $r "run $r $OUT/b1_c ${TOTAL[128]} 128"
   # (The Go binding's B1 rows run beside etcd raft's, above.)
@@ -136,29 +147,33 @@ for ((r=1; r<=ROUNDS; r++)); do
            "run $r $PY bench/python/b1.py pysyncobj 5120 128"
   fi
   row $r "run $r $RB b3 raftlet ops=200000" "run $r $RB b3 raft-rs ops=200000" \
+         "run $r $RBP b3 raft-rs ops=200000" \
          "gorun $r 'BenchmarkB3\$/^impl=etcd\$' 200000x" \
          "gorun $r 'BenchmarkB3\$/^impl=raftlet-go\$' 200000x" \
          "gorun $r 'BenchmarkB3\$/^impl=raftlet-go-view\$' 200000x"
-  row $r "run $r $RB b4 raftlet" "run $r $RB b4 raft-rs" \
+  row $r "run $r $RB b4 raftlet" "run $r $RB b4 raft-rs" "run $r $RBP b4 raft-rs" \
          "gorun $r 'BenchmarkB4\$/^impl=etcd\$' 20x" \
          "gorun $r 'BenchmarkB4\$/^impl=raftlet-go\$' 20x" \
          "gorun $r 'BenchmarkB4\$/^impl=raftlet-go-view\$' 20x"
   row $r "run $r $RB b5 raftlet rounds=20000 per=1" "run $r $RB b5 raft-rs rounds=20000 per=1" \
+         "run $r $RBP b5 raft-rs rounds=20000 per=1" \
          "gorun $r 'BenchmarkB5\$/^impl=etcd\$/^per=1\$' 20000x" \
          "gorun $r 'BenchmarkB5\$/^impl=raftlet-go\$/^per=1\$' 20000x" \
          "gorun $r 'BenchmarkB5\$/^impl=raftlet-go-view\$/^per=1\$' 20000x"
   row $r "run $r $RB b5 raftlet rounds=500 per=64" "run $r $RB b5 raft-rs rounds=500 per=64" \
+         "run $r $RBP b5 raft-rs rounds=500 per=64" \
          "gorun $r 'BenchmarkB5\$/^impl=etcd\$/^per=64\$' 500x" \
          "gorun $r 'BenchmarkB5\$/^impl=raftlet-go\$/^per=64\$' 500x" \
          "gorun $r 'BenchmarkB5\$/^impl=raftlet-go-view\$/^per=64\$' 500x"
-  row $r "run $r $RB b6 raftlet" "run $r $RB b6 raft-rs"
+  row $r "run $r $RB b6 raftlet" "run $r $RB b6 raft-rs" "run $r $RBP b6 raft-rs"
   # B7: 10,000 groups, 1 % active; raftlet with quiescence against the peers
   # (and itself) without it.
   row $r "run $r $RB b7 raftlet rounds=${B7_ROUNDS}" "run $r $RB b7 raftlet-noquiesce rounds=${B7_ROUNDS}" \
          "run $r $RB b7 raft-rs rounds=${B7_ROUNDS}" \
          "gorun $r 'BenchmarkB7\$/^impl=etcd\$' ${B7_ROUNDS}x"
-  row $r "run $r $RB c1 raftlet" "run $r $RB c1 raft-rs"
-  row $r "run $r $RB c1 raftlet zerocopy=1" "run $r $RB c1 raft-rs zerocopy=1"
+  row $r "run $r $RB c1 raftlet" "run $r $RB c1 raft-rs" "run $r $RBP c1 raft-rs"
+  row $r "run $r $RB c1 raftlet zerocopy=1" "run $r $RB c1 raft-rs zerocopy=1" \
+         "run $r $RBP c1 raft-rs zerocopy=1"
 done
 RUNS_END=$(date +%s)
 
@@ -170,15 +185,21 @@ if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; t
   log "callgrind (instruction counts)"
   for spec in "b3 raftlet ops=20000" "b3 raft-rs ops=20000" \
               "b1 raftlet total=51200" "b1 raft-rs total=51200" \
+              "b1 raftlet-nocoalesce total=51200" \
               "b1 raftlet total=51200 one=1" "b1 raft-rs total=51200 one=1"; do
     set -- $spec
-    name=$1-$2
-    [ "${4:-}" = one=1 ] && name=b1batch-$2
-    echo "valgrind --tool=callgrind $RB $spec" >> "$OUT/commands.txt"
-    valgrind --tool=callgrind --callgrind-out-file="$PROFILE/$name.out" "$RB" $spec \
-      > "$PROFILE/$name.json" 2> "$PROFILE/$name.log"
-    callgrind_annotate --auto=no --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
-    callgrind_annotate --auto=no --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
+    for bin in "$RB" "$RBP"; do
+      # raftlet's rows once (from the prost build), raft-rs's with each codec.
+      [ "$2" != raft-rs ] && [ "$bin" = "$RBP" ] && continue
+      name=$1-$2
+      [ "${4:-}" = one=1 ] && name=b1batch-$2
+      [ "$2" = raft-rs ] && { [ "$bin" = "$RB" ] && name=$name-prost || name=$name-protobuf; }
+      echo "valgrind --tool=callgrind $bin $spec" >> "$OUT/commands.txt"
+      valgrind --tool=callgrind --callgrind-out-file="$PROFILE/$name.out" "$bin" $spec \
+        > "$PROFILE/$name.json" 2> "$PROFILE/$name.log"
+      callgrind_annotate --auto=no --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
+      callgrind_annotate --auto=no --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
+    done
   done
 else
   log "valgrind not installed: the profile section is skipped"

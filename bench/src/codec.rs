@@ -64,10 +64,13 @@ pub fn raftlet(iters: u64, zero_copy: bool) -> Metrics {
     r
 }
 
-/// raft-rs's prost codec (payloads are `Vec<u8>`, so decoding copies them).
-/// `fresh_buffer`: a new encode buffer per message, as in the zero-copy row.
-pub fn raftrs(iters: u64, fresh_buffer: bool) -> Metrics {
-    use prost::Message as _;
+/// raft-rs's codec of this build (prost or rust-protobuf). Reused buffer:
+/// decoding copies the payloads (both codecs, from a `&[u8]`). Fresh buffer
+/// (`shared`): a new encode buffer per message handed over as `Bytes`, and
+/// with rust-protobuf decoded by `parse_from_carllerche_bytes`, whose
+/// payloads share it (prost has no such decode and still copies).
+pub fn raftrs(iters: u64, shared: bool) -> Metrics {
+    use crate::rr::wire;
     use raft::eraftpb::{Entry, Message, MessageType};
     let mut m = Message::default();
     m.set_msg_type(MessageType::MsgAppend);
@@ -81,23 +84,23 @@ pub fn raftrs(iters: u64, fresh_buffer: bool) -> Metrics {
         .map(|i| Entry {
             term: 5,
             index: 1001 + i,
-            data: vec![0x5au8; SIZE],
+            data: wire::payload(&[0x5au8; SIZE]),
             ..Entry::default()
         })
         .collect();
-    let len = m.encoded_len();
+    let len = wire::encoded_len(&m);
     let mut buf = Vec::with_capacity(len);
-    let mut r = if fresh_buffer {
+    let mut r = if shared {
         measure(iters, || {
-            let v = m.encode_to_vec();
-            let d = Message::decode(&v[..]).expect("decode");
+            let b = Bytes::from(wire::encode(&m));
+            let d: Message = wire::decode_shared(&b);
             black_box(d);
         })
     } else {
         measure(iters, || {
             buf.clear();
-            m.encode(&mut buf).expect("encode");
-            let d = Message::decode(&buf[..]).expect("decode");
+            wire::encode_into(&m, &mut buf);
+            let d: Message = wire::decode(&buf[..]);
             black_box(d);
         })
     };

@@ -6,7 +6,12 @@
 //! ```
 //!
 //! workloads: b1, b3, b4, b5, b6, b7, c1; impl: raftlet, raftlet-nocoalesce
-//! (etcd's one append per proposal), raftlet-noquiesce (b7), raft-rs. Keys (defaults in
+//! (etcd's one append per proposal), raftlet-noquiesce (b7), raftlet-zerocopy (received payloads
+//! share the receive buffer instead of being copied out), raft-rs (printed
+//! as raft-rs-prost or raft-rs-protobuf: the codec this binary was built
+//! with, see Cargo.toml). Every implementation proposes a fresh copy of the
+//! payload per entry and copies payloads out when decoding, except the
+//! zero-copy rows. Keys (defaults in
 //! parentheses): total (500000), batch (256), size (128), one (0: separate
 //! proposals; 1: one proposal message per round), compact (100000), ops
 //! (200000), groups (10000), rounds, per (reads per round), zerocopy,
@@ -94,10 +99,14 @@ fn main() {
         return;
     }
     if argv.len() < 2 {
-        eprintln!("usage: raftlet-bench <b1|b3|b4|b5|b6|b7|c1> <raftlet|raftlet-nocoalesce|raftlet-noquiesce|raft-rs> [key=value ...]");
+        eprintln!("usage: raftlet-bench <b1|b3|b4|b5|b6|b7|c1> <raftlet|raftlet-nocoalesce|raftlet-noquiesce|raftlet-zerocopy|raft-rs> [key=value ...]");
         std::process::exit(2);
     }
-    let (w, imp) = (argv[0].as_str(), argv[1].as_str());
+    let w = argv[0].as_str();
+    let imp = match argv[1].as_str() {
+        "raft-rs" => rr::IMPL,
+        other => other,
+    };
     let args = Args(
         argv[2..]
             .iter()
@@ -110,7 +119,7 @@ fn main() {
     let mut opts = Opts::default();
     let metrics = match (w, imp) {
         ("c1", "raftlet") => codec::raftlet(args.u("ops", 200_000), args.u("zerocopy", 0) == 1),
-        ("c1", "raft-rs") => codec::raftrs(args.u("ops", 200_000), args.u("zerocopy", 0) == 1),
+        ("c1", rr::IMPL) => codec::raftrs(args.u("ops", 200_000), args.u("zerocopy", 0) == 1),
         ("b7", "raftlet") => b7::quiesced(
             &opts,
             args.u("groups", 10_000) as usize,
@@ -123,7 +132,11 @@ fn main() {
             opts.coalesce = false;
             run::<rl::Raftlet>(w, &opts, &args)
         }
-        (_, "raft-rs") => run::<rr::RaftRs>(w, &opts, &args),
+        (_, "raftlet-zerocopy") => {
+            opts.zero_copy = true;
+            run::<rl::Raftlet>(w, &opts, &args)
+        }
+        (_, rr::IMPL) => run::<rr::RaftRs>(w, &opts, &args),
         _ => panic!("unknown implementation {imp}"),
     };
     let params: Vec<String> = args

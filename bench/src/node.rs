@@ -37,7 +37,10 @@ pub struct Applied {
 }
 
 /// The parameters shared by every implementation (the defaults of DESIGN §2,
-/// set explicitly on every library so that they agree).
+/// set explicitly on every library so that they agree): election tick 10,
+/// heartbeat tick 1, 1 MiB per message and per Ready of committed entries,
+/// 256 inflight messages, check-quorum and pre-vote on, ReadIndex Safe, no
+/// limit on uncommitted entries.
 #[derive(Clone, Debug)]
 pub struct Opts {
     pub election_tick: usize,
@@ -46,6 +49,9 @@ pub struct Opts {
     pub max_inflight_msgs: usize,
     /// raftlet only: coalesce appends between Readies (its default).
     pub coalesce: bool,
+    /// raftlet only: decode received messages with `decode_bytes` (entry
+    /// payloads share the receive buffer) instead of copying them out.
+    pub zero_copy: bool,
 }
 
 impl Default for Opts {
@@ -56,6 +62,7 @@ impl Default for Opts {
             max_size_per_msg: 1024 * 1024,
             max_inflight_msgs: 256,
             coalesce: true,
+            zero_copy: false,
         }
     }
 }
@@ -66,10 +73,12 @@ pub trait BenchNode: Sized {
     /// configuration from a snapshot (a joining learner).
     fn create(id: u64, voters: &[u64], opts: &Opts) -> Self;
     fn campaign(&mut self);
-    /// One proposal of `data`.
-    fn propose(&mut self, data: &Bytes);
-    /// One proposal message carrying `n` entries of `data`.
-    fn propose_batch(&mut self, data: &Bytes, n: usize);
+    /// One proposal of a fresh copy of `data` (every implementation makes
+    /// its own owned payload per proposal: one allocation and one copy).
+    fn propose(&mut self, data: &[u8]);
+    /// One proposal message carrying `n` entries, each a fresh copy of
+    /// `data`.
+    fn propose_batch(&mut self, data: &[u8], n: usize);
     fn propose_add_learner(&mut self, id: u64);
     fn read_index(&mut self, ctx: u64);
     fn tick(&mut self);

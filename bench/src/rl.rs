@@ -15,6 +15,8 @@ pub struct Raftlet {
     /// The configuration, once a conf change or snapshot set it (kept out
     /// of line so that an idle group's footprint is the library's own).
     cs: Option<Box<ConfState>>,
+    /// Decode received messages without copying their payloads.
+    zero_copy: bool,
 }
 
 fn kind(t: MessageType) -> Kind {
@@ -41,6 +43,11 @@ impl BenchNode for Raftlet {
         cfg.max_committed_size_per_ready = opts.max_size_per_msg;
         cfg.max_inflight_msgs = opts.max_inflight_msgs;
         cfg.coalesce_appends = opts.coalesce;
+        cfg.check_quorum = true;
+        cfg.pre_vote = true;
+        cfg.read_only_option = raftlet::ReadOnlyOption::Safe;
+        cfg.max_uncommitted_entries_size = 0;
+        cfg.max_inflight_bytes = 0;
         // A fixed seed (0 would draw from the OS), so runs are repeatable.
         cfg.seed = id;
         let node = RawNode::new(&cfg, storage.clone()).expect("raftlet node");
@@ -48,6 +55,7 @@ impl BenchNode for Raftlet {
             node,
             storage,
             cs: None,
+            zero_copy: opts.zero_copy,
         }
     }
 
@@ -55,13 +63,16 @@ impl BenchNode for Raftlet {
         self.node.campaign().expect("campaign");
     }
 
-    fn propose(&mut self, data: &Bytes) {
-        self.node.propose(data.clone()).expect("propose");
+    fn propose(&mut self, data: &[u8]) {
+        // A fresh payload, as raft-rs's owned Vec<u8>.
+        self.node
+            .propose(Bytes::copy_from_slice(data))
+            .expect("propose");
     }
 
-    fn propose_batch(&mut self, data: &Bytes, n: usize) {
+    fn propose_batch(&mut self, data: &[u8], n: usize) {
         self.node
-            .propose_batch((0..n).map(|_| data.clone()))
+            .propose_batch((0..n).map(|_| Bytes::copy_from_slice(data)))
             .expect("propose batch");
     }
 
@@ -86,7 +97,12 @@ impl BenchNode for Raftlet {
     }
 
     fn step(&mut self, data: &Bytes) {
-        let m = Message::decode_bytes(data).expect("decode");
+        let m = if self.zero_copy {
+            Message::decode_bytes(data)
+        } else {
+            Message::decode(data)
+        }
+        .expect("decode");
         let _ = self.node.step(m);
     }
 
@@ -113,13 +129,12 @@ impl BenchNode for Raftlet {
         }
         let from = self.node.id();
         for m in rd.messages.iter().chain(rd.persisted_messages.iter()) {
-            let mut buf = Vec::with_capacity(m.encoded_len());
-            m.encode(&mut buf);
+            // As raft-rs's encode_to_vec: one exact-size buffer per message.
             out.push(Wire {
                 from,
                 to: m.to,
                 kind: kind(m.msg_type),
-                data: Bytes::from(buf),
+                data: Bytes::from(m.encode_to_vec()),
             });
         }
         app.reads += rd.read_states.len() as u64;

@@ -1,10 +1,11 @@
-//! [`BenchNode`] for raft-rs (crate `raft` 0.7, prost codec) over its
-//! MemStorage. raft-rs's MemStorage builds snapshots on demand without
+//! [`BenchNode`] for raft-rs (crate `raft` 0.7) over its MemStorage, with
+//! the codec this binary was built with (feature `rr-prost`: prost, whose
+//! payloads are `Vec<u8>`; `rr-protobuf`: raft-rs's default rust-protobuf 2
+//! codec, whose payloads are `Bytes`). raft-rs's MemStorage builds snapshots on demand without
 //! data; a thin wrapper returns the snapshot the host took instead (as
 //! raftlet's and etcd's MemoryStorage do), so that B6 ships the same image.
 
 use bytes::Bytes;
-use prost::Message as _;
 use raft::eraftpb::{
     ConfChange, ConfChangeType, ConfState, Entry, EntryType, Message, MessageType, Snapshot,
 };
@@ -12,6 +13,68 @@ use raft::storage::MemStorage;
 use raft::{Config, GetEntriesContext, RaftState, RawNode, StateRole, Storage};
 
 use crate::node::{Applied, BenchNode, Kind, Opts, Wire};
+
+#[cfg(all(feature = "rr-prost", feature = "rr-protobuf"))]
+compile_error!("build the bench with one raft-rs codec: rr-prost or rr-protobuf");
+
+/// The codec's name, as the JSON lines report it (`impl`).
+#[cfg(feature = "rr-prost")]
+pub const IMPL: &str = "raft-rs-prost";
+/// The codec's name, as the JSON lines report it (`impl`).
+#[cfg(feature = "rr-protobuf")]
+pub const IMPL: &str = "raft-rs-protobuf";
+
+/// Encoding and decoding through the codec of the build. Decoding copies
+/// the payloads out of the receive buffer with both codecs (prost decodes
+/// into `Vec<u8>`; rust-protobuf parsing a `&[u8]` copies into `Bytes`).
+#[cfg(feature = "rr-prost")]
+pub mod wire {
+    /// A fresh owned payload, as the codec's entries hold it.
+    pub fn payload(d: &[u8]) -> Vec<u8> {
+        d.to_vec()
+    }
+    pub fn encode<M: prost::Message>(m: &M) -> Vec<u8> {
+        m.encode_to_vec()
+    }
+    pub fn encode_into<M: prost::Message>(m: &M, buf: &mut Vec<u8>) {
+        m.encode(buf).expect("encode");
+    }
+    pub fn encoded_len<M: prost::Message>(m: &M) -> usize {
+        m.encoded_len()
+    }
+    pub fn decode<M: prost::Message + Default>(b: &[u8]) -> M {
+        M::decode(b).expect("decode")
+    }
+    /// prost's `Vec<u8>` payloads cannot share the buffer: a copy.
+    pub fn decode_shared<M: prost::Message + Default>(b: &bytes::Bytes) -> M {
+        M::decode(&b[..]).expect("decode")
+    }
+}
+
+/// Encoding and decoding through the codec of the build (see above).
+#[cfg(feature = "rr-protobuf")]
+pub mod wire {
+    /// A fresh owned payload, as the codec's entries hold it.
+    pub fn payload(d: &[u8]) -> bytes::Bytes {
+        bytes::Bytes::from(d.to_vec())
+    }
+    pub fn encode<M: protobuf::Message>(m: &M) -> Vec<u8> {
+        m.write_to_bytes().expect("encode")
+    }
+    pub fn encode_into<M: protobuf::Message>(m: &M, buf: &mut Vec<u8>) {
+        m.write_to_vec(buf).expect("encode");
+    }
+    pub fn encoded_len<M: protobuf::Message>(m: &M) -> usize {
+        m.compute_size() as usize
+    }
+    pub fn decode<M: protobuf::Message>(b: &[u8]) -> M {
+        M::parse_from_bytes(b).expect("decode")
+    }
+    /// The payloads share `b` (rust-protobuf's `Bytes` support).
+    pub fn decode_shared<M: protobuf::Message>(b: &bytes::Bytes) -> M {
+        M::parse_from_carllerche_bytes(b).expect("decode")
+    }
+}
 
 pub struct Store {
     pub mem: MemStorage,
@@ -85,13 +148,13 @@ impl RaftRs {
                     }
                 }
                 EntryType::EntryConfChange => {
-                    let cc = ConfChange::decode(&e.data[..]).expect("conf change");
+                    let cc = wire::decode::<ConfChange>(&e.data[..]);
                     let cs = self.node.apply_conf_change(&cc).expect("apply conf change");
                     self.node.mut_store().mem.wl().set_conf_state(cs.clone());
                     self.cs = Some(Box::new(cs));
                 }
                 EntryType::EntryConfChangeV2 => {
-                    let cc = raft::eraftpb::ConfChangeV2::decode(&e.data[..]).expect("conf change");
+                    let cc = wire::decode::<raft::eraftpb::ConfChangeV2>(&e.data[..]);
                     let cs = self.node.apply_conf_change(&cc).expect("apply conf change");
                     self.node.mut_store().mem.wl().set_conf_state(cs.clone());
                     self.cs = Some(Box::new(cs));
@@ -108,7 +171,7 @@ impl RaftRs {
                 from,
                 to: m.to,
                 kind: kind(m.get_msg_type()),
-                data: Bytes::from(m.encode_to_vec()),
+                data: Bytes::from(wire::encode(m)),
             });
         }
     }
@@ -140,18 +203,18 @@ impl BenchNode for RaftRs {
         self.node.campaign().expect("campaign");
     }
 
-    fn propose(&mut self, data: &Bytes) {
-        // raft-rs takes the payload as an owned Vec<u8>.
+    fn propose(&mut self, data: &[u8]) {
+        // A fresh payload: raft-rs takes it as an owned Vec<u8>.
         self.node.propose(vec![], data.to_vec()).expect("propose");
     }
 
-    fn propose_batch(&mut self, data: &Bytes, n: usize) {
+    fn propose_batch(&mut self, data: &[u8], n: usize) {
         let mut m = Message::default();
         m.set_msg_type(MessageType::MsgPropose);
         m.from = self.node.raft.id;
         m.entries = (0..n)
             .map(|_| Entry {
-                data: data.to_vec(),
+                data: wire::payload(data),
                 ..Entry::default()
             })
             .collect();
@@ -177,8 +240,7 @@ impl BenchNode for RaftRs {
     }
 
     fn step(&mut self, data: &Bytes) {
-        let m = Message::decode(&data[..]).expect("decode");
-        let _ = self.node.step(m);
+        let _ = self.node.step(wire::decode::<Message>(&data[..]));
     }
 
     fn has_ready(&self) -> bool {
@@ -232,7 +294,7 @@ impl BenchNode for RaftRs {
     fn snapshot_and_compact(&mut self, index: u64, data: Option<Bytes>) {
         let term = self.node.store().term(index).expect("term");
         let mut snap = Snapshot {
-            data: data.map(|d| d.to_vec()).unwrap_or_default(),
+            data: data.map(|d| wire::payload(&d)).unwrap_or_default(),
             ..Snapshot::default()
         };
         let meta = snap.mut_metadata();
@@ -274,6 +336,6 @@ impl BenchNode for RaftRs {
         m.from = from;
         m.to = to;
         m.term = term;
-        Bytes::from(m.encode_to_vec())
+        Bytes::from(wire::encode(&m))
     }
 }

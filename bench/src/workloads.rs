@@ -76,7 +76,8 @@ impl<N: BenchNode> Cluster<N> {
     }
 }
 
-/// B1: 3 voters; rounds of `batch` proposals of `size` bytes on the leader
+/// B1: 3 voters; rounds of `batch` proposals of `size` bytes (each a fresh
+/// payload) on the leader
 /// (`one_message`: one proposal message carrying the round), then Ready
 /// cycles on all nodes until the round is applied everywhere. Logs are
 /// compacted (to the applied index) whenever a round crosses a multiple of
@@ -91,7 +92,7 @@ pub fn b1<N: BenchNode>(
 ) -> Metrics {
     let mut c = Cluster::<N>::new(3, 0, opts);
     c.elect();
-    let payload = Bytes::from(vec![0x5au8; size]);
+    let payload = vec![0x5au8; size];
     let rounds = total / batch as u64;
     let (m0, b0) = (c.msgs, c.bytes);
     let a0 = allocs();
@@ -146,7 +147,7 @@ pub fn b3<N: BenchNode>(opts: &Opts, ops: u64, size: usize) -> Metrics {
         node.cycle(&mut out, &mut app);
     }
     assert!(node.is_leader());
-    let payload = Bytes::from(vec![0x5au8; size]);
+    let payload = vec![0x5au8; size];
     let mut run = |node: &mut N, n: u64, app: &mut Applied| {
         for _ in 0..n {
             node.propose(&payload);
@@ -257,7 +258,7 @@ pub fn b4<N: BenchNode>(opts: &Opts, groups: usize, measurements: usize) -> Metr
 pub fn b5<N: BenchNode>(opts: &Opts, rounds: u64, per_round: u64) -> Metrics {
     let mut c = Cluster::<N>::new(3, 0, opts);
     c.elect();
-    let payload = Bytes::from(vec![0x5au8; 128]);
+    let payload = vec![0x5au8; 128];
     c.nodes[0].propose(&payload);
     c.pump();
     let m0 = c.msgs;
@@ -303,7 +304,7 @@ pub fn b6<N: BenchNode>(
     c.elect();
     c.nodes[0].propose_add_learner(4);
     c.pump();
-    let payload = Bytes::from(vec![0x5au8; size]);
+    let payload = vec![0x5au8; size];
     let fill = |c: &mut Cluster<N>, upto: u64| loop {
         let last = c.nodes[0].last_index();
         if last >= upto {

@@ -34,6 +34,13 @@ pub(crate) fn size_limited_len(ents: &[Entry], max_size: u64) -> usize {
     if max_size == NO_LIMIT || ents.len() <= 1 {
         return ents.len();
     }
+    // Most calls take everything (a leader's appends and a Ready's
+    // committed entries are far below the 1 MiB limits): settle those with
+    // an upper bound of the encoded size, a few instructions per entry,
+    // before computing exact sizes.
+    if ents_size_upper_bound(ents) <= max_size {
+        return ents.len();
+    }
     let mut size = entry_size(&ents[0]);
     for (i, e) in ents.iter().enumerate().skip(1) {
         size = size.saturating_add(entry_size(e));
@@ -42,6 +49,28 @@ pub(crate) fn size_limited_len(ents: &[Entry], max_size: u64) -> usize {
         }
     }
     ents.len()
+}
+
+/// An upper bound of [`ents_size`]: each entry's type, term and index
+/// fields are at most as long as the longest of their kind in `ents`, and
+/// a payload's length prefix at most ten bytes (+ one byte of tag each).
+fn ents_size_upper_bound(ents: &[Entry]) -> u64 {
+    let (mut data, mut max_term, mut max_index, mut max_type) = (0u64, 0u64, 0u64, 0u64);
+    for e in ents {
+        data = data.saturating_add(e.data.as_ref().map_or(0, |d| d.len() as u64));
+        max_term = max_term.max(e.term);
+        max_index = max_index.max(e.index);
+        max_type = max_type.max(e.entry_type.0 as i64 as u64);
+    }
+    let one = Entry {
+        entry_type: crate::pb::EntryType(max_type as i64 as i32),
+        term: max_term,
+        index: max_index,
+        data: None,
+    };
+    // 1 tag + 10 length bytes for a payload that may be present.
+    let per_entry = entry_size(&one) + 11;
+    data.saturating_add(per_entry.saturating_mul(ents.len() as u64))
 }
 
 /// Truncates `ents` to its longest prefix of at most `max_size` encoded
@@ -1550,6 +1579,54 @@ mod tests {
         let mut empty = Vec::new();
         limit_size(&mut empty, 0);
         assert!(empty.is_empty());
+    }
+
+    /// The shortcut of `size_limited_len` rests on this bound: never below
+    /// the exact size, whatever the fields (negative types take ten
+    /// bytes, absent payloads none), and `size_limited_len` agrees with the
+    /// exact prefix computation on both sides of it.
+    #[test]
+    fn test_ents_size_upper_bound() {
+        let mut rng = crate::raft::SplitMix64::new(7);
+        for round in 0..2000 {
+            let n = 1 + (rng.next_u64() % 20) as usize;
+            let ents: Vec<Entry> = (0..n)
+                .map(|i| {
+                    let r = rng.next_u64();
+                    Entry {
+                        entry_type: crate::pb::EntryType(match r % 4 {
+                            0 => -1,
+                            1 => 2,
+                            _ => 0,
+                        }),
+                        term: r >> (r % 64),
+                        index: ((r >> 7) >> (r % 57)) + i as u64,
+                        data: (r % 3 != 0).then(|| vec![0u8; (r % 300) as usize].into()),
+                    }
+                })
+                .collect();
+            let exact = ents_size(&ents);
+            assert!(ents_size_upper_bound(&ents) >= exact, "round {round}");
+            for max in [
+                0,
+                exact / 3,
+                exact / 2,
+                exact - 1,
+                exact,
+                exact + 1,
+                NO_LIMIT - 1,
+            ] {
+                let mut want = 1;
+                while want < n && ents_size(&ents[..=want]) <= max {
+                    want += 1;
+                }
+                assert_eq!(
+                    size_limited_len(&ents, max),
+                    want,
+                    "round {round} max {max}"
+                );
+            }
+        }
     }
 
     /// etcd: TestPayloadSizeOfEmptyEntry (util_test.go), with payloads_size.

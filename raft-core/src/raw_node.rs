@@ -641,6 +641,20 @@ impl<S: Storage> RawNode<S> {
         // Message vectors are not recycled: hosts usually move them out to
         // send, and an idle group should not pin their capacity.
         let mut messages = std::mem::take(&mut r.msgs);
+        // Below a handful of messages the growth is cheap; above, the next
+        // batch is likely as large (a leader's appends, a follower's
+        // acknowledgements) and is reserved at its first message.
+        const HINT_MIN: usize = 8;
+        const HINT_MAX: usize = 4096;
+        let hint = |n: usize| {
+            if n >= HINT_MIN {
+                n.min(HINT_MAX).next_power_of_two().trailing_zeros() as u8
+            } else {
+                0
+            }
+        };
+        r.msgs_hint = hint(messages.len());
+        r.after_hint = hint(r.msgs_after_append.len());
         let mut persisted_messages = Vec::new();
         if r.term != self.durable_term || r.vote != self.durable_vote {
             // Our term or vote is not durable yet: a crash could take us
@@ -673,6 +687,9 @@ impl<S: Storage> RawNode<S> {
         // own acknowledgements pass through it on every proposal); a
         // follower lets it go, so an idle group pins no memory.
         let mut after = std::mem::take(&mut r.msgs_after_append);
+        if after.len() > 1 {
+            persisted_messages.reserve(after.iter().filter(|m| m.to != r.id).count());
+        }
         for m in after.drain(..) {
             if m.to == r.id {
                 steps.push(m);

@@ -1455,3 +1455,64 @@ fn test_describe_entry() {
     };
     assert_eq!(describe_entry(&e), "3/9 EntryConfChangeV2 v2 v1 l4 r2");
 }
+
+/// `decode` copies: the decoded payloads do not alias the input, and the
+/// payloads of a message share a single copy of it (laid out as in the
+/// input), while `decode_bytes`
+/// slices the input itself.
+#[test]
+fn decode_copies_the_input_once_per_message() {
+    let mut m = Message::new(MessageType::MsgApp, 1, 2);
+    m.entries = (0..3)
+        .map(|i| Entry::new(1, 10 + i, vec![i as u8 + 1; 40]))
+        .collect();
+    m.context = Some(Bytes::from_static(b"ctx"));
+    let mut buf = m.encode_to_vec();
+    let range = buf.as_ptr_range();
+    let inside = |p: *const u8| range.contains(&p);
+    let d = Message::decode(&buf).unwrap();
+    assert_eq!(d, m);
+    let p0 = d.entries[0].data().as_ptr();
+    for (i, e) in d.entries.iter().enumerate() {
+        assert!(!inside(e.data().as_ptr()), "entry {i} borrows the input");
+        // The same offsets from one another as in the input: one copy.
+        let want = buf.windows(40).position(|w| w == e.data()).unwrap()
+            - buf
+                .windows(40)
+                .position(|w| w == m.entries[0].data())
+                .unwrap();
+        assert_eq!(e.data().as_ptr() as usize - p0 as usize, want, "entry {i}");
+    }
+    assert!(!inside(d.context.as_ref().unwrap().as_ptr()));
+    // Overwriting the input does not change what was decoded.
+    buf.iter_mut().for_each(|b| *b = 0);
+    assert_eq!(d, m);
+
+    // A large message with large and small payloads: still equal, still
+    // not aliasing the input, small payloads sharing one copy.
+    let mut big = Message::new(MessageType::MsgApp, 1, 2);
+    big.entries = (0..600u64)
+        .map(|i| {
+            Entry::new(
+                1,
+                10 + i,
+                vec![i as u8; if i % 100 == 7 { 70_000 } else { 128 }],
+            )
+        })
+        .collect();
+    let bbuf = big.encode_to_vec();
+    let br = bbuf.as_ptr_range();
+    let bd = Message::decode(&bbuf).unwrap();
+    assert_eq!(bd, big);
+    assert!(bd.entries.iter().all(|e| !br.contains(&e.data().as_ptr())));
+    // Entries 0 and 1 share a chunk: their payloads lie 128 + 6 bytes of
+    // framing apart, as in the input.
+    let gap = bd.entries[1].data().as_ptr() as usize - bd.entries[0].data().as_ptr() as usize;
+    assert!(gap < 200, "{gap}");
+
+    let shared = Bytes::from(m.encode_to_vec());
+    let z = Message::decode_bytes(&shared).unwrap();
+    let r = shared.as_ptr_range();
+    assert!(z.entries.iter().all(|e| r.contains(&e.data().as_ptr())));
+    assert_eq!(z, m);
+}

@@ -38,7 +38,9 @@
 //! - nesting of embedded messages and groups deeper than [`MAX_DEPTH`]
 //!   (`Message.responses` is recursive; v3.6 has no limit).
 //!
-//! The decoder never allocates more than in proportion to its input.
+//! The decoder never allocates more than in proportion to its input. With
+//! [`Decode::decode`], the bytes fields of one decoded value share a single
+//! copy of the input (one allocation per message, not one per payload).
 
 use super::*;
 
@@ -76,9 +78,9 @@ pub trait Encode {
     /// Appends the encoding to `buf`.
     fn encode(&self, buf: &mut Vec<u8>);
 
-    /// The encoding as a new vector.
+    /// The encoding as a new vector, of exactly the encoded length.
     fn encode_to_vec(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.encoded_len());
+        let mut v = Vec::new();
         self.encode(&mut v);
         v
     }
@@ -86,7 +88,11 @@ pub trait Encode {
 
 /// A wire type that can be decoded from raftpb bytes.
 pub trait Decode: Sized {
-    /// Decodes one value from the whole of `buf`.
+    /// Decodes one value from the whole of `buf`. The value owns its bytes
+    /// fields (nothing borrows `buf`): when it has a non-empty one, `buf` is
+    /// copied once and all of them are slices of that copy, so one
+    /// allocation serves every payload of a message, however many entries
+    /// it carries (and keeps the copy alive while any of them is).
     ///
     /// # Errors
     /// [`DecodeError`] for any malformed input.
@@ -238,7 +244,15 @@ macro_rules! impl_encode_via_raw {
             }
 
             fn encode(&self, buf: &mut Vec<u8>) {
-                buf.reserve(self.raw_len());
+                // An empty vector gets exactly the encoded length, so
+                // `encode_to_vec` sizes its vector with one computation of
+                // it; a vector being appended to grows as usual (amortized).
+                let n = self.raw_len();
+                if buf.capacity() == 0 {
+                    buf.reserve_exact(n);
+                } else {
+                    buf.reserve(n);
+                }
                 self.write_raw(buf);
             }
         }
@@ -469,9 +483,24 @@ struct Reader<'a> {
     src: Src<'a>,
 }
 
-/// The [`Bytes`] that the input is a part of, for zero-copy bytes fields
-/// ([`Decode::decode_bytes`]), or `None` to copy them ([`Decode::decode`]).
-type Src<'a> = Option<&'a Bytes>;
+/// Where the bytes fields of a decoded value get their storage.
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    /// [`Decode::decode_bytes`]: the [`Bytes`] the input is a part of;
+    /// bytes fields share it.
+    Shared(&'a Bytes),
+    /// [`Decode::decode`]: bytes fields are copied out of the input. The
+    /// first non-empty one copies the whole top-level input `top` once into
+    /// `copy`, and every bytes field is a slice of that copy: one allocation
+    /// per decoded message instead of one per payload (a MsgApp's entries
+    /// share it, as they would share the receive buffer with
+    /// `decode_bytes`), and nothing is allocated for a message without
+    /// payloads.
+    Copy {
+        top: &'a [u8],
+        copy: &'a std::cell::OnceCell<Bytes>,
+    },
+}
 
 /// The error for input that ends in the middle of something.
 #[cold]
@@ -500,16 +529,25 @@ impl<'a> Reader<'a> {
     /// Padded (non-minimal) encodings are accepted. A tenth byte carrying
     /// bits beyond the 64th is rejected (etcd v3.6 silently drops those bits;
     /// v3.7 and the protobuf spec reject them).
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, DecodeError> {
-        let rest = &self.buf[self.pos..];
-        match rest.first() {
-            Some(&b) if b < 0x80 => {
+        // One-byte varints (most tags and small values) inline; the rest
+        // out of line.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
                 self.pos += 1;
                 return Ok(u64::from(b));
             }
-            None => return Err(eof()),
-            _ => {}
+        }
+        self.varint_slow()
+    }
+
+    /// [`Reader::varint`] for varints of two bytes or more (or none left).
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Result<u64, DecodeError> {
+        let rest = &self.buf[self.pos..];
+        if rest.is_empty() {
+            return Err(eof());
         }
         let mut v: u64 = 0;
         for (i, &b) in rest.iter().enumerate().take(10) {
@@ -559,8 +597,22 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a tag: the field number (never 0) and a wire type in 0..=5.
-    #[inline]
+    #[inline(always)]
     fn tag(&mut self) -> Result<(u32, u8), DecodeError> {
+        // A one-byte tag of a field 1..=15 with a valid wire type: every
+        // tag etcd writes for raftpb.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if (8..0x80).contains(&b) && (b & 7) <= WT_FIXED32 {
+                self.pos += 1;
+                return Ok((u32::from(b >> 3), b & 7));
+            }
+        }
+        self.tag_slow()
+    }
+
+    /// [`Reader::tag`] for the other tags, and the errors.
+    #[inline(never)]
+    fn tag_slow(&mut self) -> Result<(u32, u8), DecodeError> {
         let t = self.varint()?;
         let field = t >> 3;
         let wt = (t & 7) as u8;
@@ -627,8 +679,14 @@ impl<'a> Reader<'a> {
         Ok(match self.src {
             // `s` lies within `src`: every slice the decoder reads is cut
             // from the buffer it was given.
-            Some(src) => src.slice_ref(s),
-            None => Bytes::copy_from_slice(s),
+            Src::Shared(src) => src.slice_ref(s),
+            Src::Copy { .. } if s.is_empty() => Bytes::new(),
+            Src::Copy { top, copy } => {
+                // `s` lies within `top`, for the same reason.
+                let copy = copy.get_or_init(|| Bytes::copy_from_slice(top));
+                let off = s.as_ptr() as usize - top.as_ptr() as usize;
+                copy.slice(off..off + s.len())
+            }
         })
     }
 }
@@ -662,11 +720,12 @@ macro_rules! impl_decode_via_merge {
     ($($t:ty),+ $(,)?) => {$(
         impl Decode for $t {
             fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
-                <$t as MergeRaw>::decode_raw(buf, None, 0)
+                let copy = std::cell::OnceCell::new();
+                <$t as MergeRaw>::decode_raw(buf, Src::Copy { top: buf, copy: &copy }, 0)
             }
 
             fn decode_bytes(buf: &Bytes) -> Result<Self, DecodeError> {
-                <$t as MergeRaw>::decode_raw(buf, Some(buf), 0)
+                <$t as MergeRaw>::decode_raw(buf, Src::Shared(buf), 0)
             }
         }
     )+};
@@ -766,7 +825,7 @@ fn read_repeated_u64(
             // input-bounded count to reserve.
             let n = body.iter().filter(|&&b| b < 0x80).count();
             out.reserve(n);
-            let mut pr = Reader::new(body, None);
+            let mut pr = Reader::new(body, r.src);
             while !pr.is_empty() {
                 out.push(pr.varint()?);
             }

@@ -183,6 +183,15 @@ pub(crate) struct Raft<S: Storage> {
     /// Messages to send (or, when addressed to self, to step) only after the
     /// current unstable entries, hard state and snapshot are durable.
     pub msgs_after_append: Vec<Message>,
+    /// How many messages the last Ready carried in `msgs`, as the power of
+    /// two at or above it (0 when few): the first message sent after it
+    /// reserves `1 << msgs_hint`, so a busy node does not regrow the vector
+    /// from nothing on every Ready, and an idle one pins no capacity (the
+    /// vector is allocated only when a message is sent). One byte, to fit
+    /// the node's padding.
+    pub msgs_hint: u8,
+    /// The same for `msgs_after_append`.
+    pub after_hint: u8,
     pub lead: u64,
     /// The transfer target while a leader transfer is under way (0 otherwise).
     pub lead_transferee: u64,
@@ -261,6 +270,8 @@ impl<S: Storage> Raft<S> {
             is_learner: false,
             msgs: Vec::new(),
             msgs_after_append: Vec::new(),
+            msgs_hint: 0,
+            after_hint: 0,
             lead: INVALID_ID,
             lead_transferee: INVALID_ID,
             pending_conf_index: 0,
@@ -421,10 +432,16 @@ impl<S: Storage> Raft<S> {
             | MessageType::MsgPreVoteResp
                 if !vote_early =>
             {
+                if self.msgs_after_append.capacity() == 0 && self.after_hint > 0 {
+                    self.msgs_after_append.reserve_exact(1 << self.after_hint);
+                }
                 self.msgs_after_append.push(m)
             }
             _ => {
                 debug_assert!(m.to != self.id, "message to self: {m:?}");
+                if self.msgs.capacity() == 0 && self.msgs_hint > 0 {
+                    self.msgs.reserve_exact(1 << self.msgs_hint);
+                }
                 self.msgs.push(m)
             }
         }
