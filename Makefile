@@ -199,10 +199,10 @@ plan-coverage: ## which TEST-PLAN lines the tests name (report only)
 	else echo "plan-coverage: ../shared/tools not present; skipped"; fi
 
 .PHONY: bench
-bench: ## raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench.md + docs/bench.svg, then D1 and K1 (~22 min; not part of make test)
-	./scripts/bench.sh
-	./scripts/bench_d1.sh
+bench: ## K1 and D1, then raftlet vs raft-rs, etcd raft, PySyncObj: writes docs/bench-k1.md, docs/bench-d1.md, docs/bench.md (with K1's table) + docs/bench.svg (~35 min; not part of make test)
 	./scripts/bench_k1.sh
+	./scripts/bench_d1.sh
+	./scripts/bench.sh
 
 .PHONY: bench-k1
 bench-k1: ## K1 only: the kv service on loopback, 3 nodes, synced storage, 1 and 64 clients (writes/s, p50/p99): writes docs/bench-k1.md (~1.5 min)

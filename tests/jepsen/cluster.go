@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand"
 	"net"
 	"net/http"
 	"os"
@@ -36,6 +37,13 @@ func BuildKV(repo, dir string) (string, error) {
 }
 
 // freePorts reserves n distinct loopback ports (closed again before use).
+//
+// The ports are drawn from below the kernel's ephemeral range where there
+// is room: a node or proxy gives its port up while it is down (a SIGKILL, a
+// cut link) and takes it again when it comes back, and a port of the
+// ephemeral range could meanwhile be handed to any socket on the machine (a
+// client's outgoing connection, another test's listener), so the restart
+// would fail to bind. Only an explicit bind takes a port below the range.
 func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
@@ -44,7 +52,18 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	var ports []int
-	for i := 0; i < n; i++ {
+	low := ephemeralLow()
+	r := rand.New(rand.NewSource(time.Now().UnixNano() ^ int64(os.Getpid())<<20))
+	for tries := 0; len(ports) < n && low-reservedBase > 4*n && tries < 100*n; tries++ {
+		port := reservedBase + r.Intn(low-reservedBase)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		ls = append(ls, l)
+		ports = append(ports, port)
+	}
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
@@ -53,6 +72,24 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// reservedBase is the lowest port freePorts draws.
+const reservedBase = 10000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (the
+// ports bind(0) and connect hand out), or reservedBase where it cannot be
+// read, which leaves only the ephemeral range to draw from.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return reservedBase
+	}
+	var low, high int
+	if _, err := fmt.Sscan(string(b), &low, &high); err != nil || low <= reservedBase {
+		return reservedBase
+	}
+	return low
 }
 
 // Node is one kv process.

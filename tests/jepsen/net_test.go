@@ -95,11 +95,28 @@ func TestNetFaults(t *testing.T) {
 		t.Fatalf("healed blackhole: %v", err)
 	}
 
+	// A connection open before the cut is reset at its next byte; new
+	// connections pass nothing; the port stays held by the proxy, so the
+	// heal cannot lose it to another process.
+	open, err := net.Dial("tcp", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
 	if err := n.Set(1, 2, LinkCut, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := roundTrip(listen, 300*time.Millisecond); err == nil {
 		t.Fatal("a cut link passed data")
+	}
+	_, _ = fmt.Fprintf(open, "cut\n")
+	_ = open.SetDeadline(time.Now().Add(5 * time.Second))
+	if line, err := bufio.NewReader(open).ReadString('\n'); err == nil {
+		t.Fatalf("a connection open before the cut passed %q", line)
+	}
+	if l, err := net.Listen("tcp", listen); err == nil {
+		l.Close()
+		t.Fatal("a cut link released its port")
 	}
 	if n.Fault(1, 2) != LinkCut {
 		t.Fatalf("fault is %v", n.Fault(1, 2))
@@ -158,5 +175,23 @@ func TestScheduleReplayableBySeed(t *testing.T) {
 	st := Schedule(7, 3, time.Minute, true, nil)
 	if st[0].Kind != FaultIsolateLeader {
 		t.Fatalf("the stale-read schedule starts with %v", st[0])
+	}
+}
+
+func TestFreePortsBelowEphemeralRange(t *testing.T) {
+	ports, err := freePorts(12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	low := ephemeralLow()
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if seen[p] {
+			t.Fatalf("port %d handed out twice: %v", p, ports)
+		}
+		seen[p] = true
+		if low > reservedBase+100 && (p < reservedBase || p >= low) {
+			t.Fatalf("port %d is not below the ephemeral range (from %d): %v", p, low, ports)
+		}
 	}
 }

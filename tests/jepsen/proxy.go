@@ -16,8 +16,11 @@ type LinkFault int
 const (
 	// LinkOK passes everything.
 	LinkOK LinkFault = iota
-	// LinkCut refuses and resets connections: the proxy stops listening
-	// and closes every connection it carries.
+	// LinkCut resets connections: every connection the link carries, and
+	// every new one, is reset (RST) at its first byte in either direction,
+	// and no byte passes. The proxy keeps its port, so no other process
+	// on the machine can take it while the link is down (stopping the
+	// proxy would release the port, and the heal could then fail to bind).
 	LinkCut
 	// LinkDrop blackholes the link: connections stay open (and new ones
 	// are accepted) but every byte is dropped, as a network that loses
@@ -82,7 +85,12 @@ func (n *Net) Set(from, to int, f LinkFault, delayMs int) error {
 	switch f {
 	case LinkOK:
 	case LinkCut:
-		p.Stop()
+		for _, stream := range []string{"upstream", "downstream"} {
+			if _, err := p.Toxics.AddToxicJson(strings.NewReader(fmt.Sprintf(
+				`{"name":"cut-%s","type":"reset_peer","stream":"%s","attributes":{"timeout":0}}`, stream, stream))); err != nil {
+				return err
+			}
+		}
 	case LinkDrop:
 		// timeout 0: drop every byte, never close.
 		if _, err := p.Toxics.AddToxicJson(strings.NewReader(
@@ -100,16 +108,21 @@ func (n *Net) Set(from, to int, f LinkFault, delayMs int) error {
 	return nil
 }
 
-// healLocked removes the fault on one link. A blackholed connection has
-// lost bytes in the middle of its frames, so its connections are reset
-// (stop and start the proxy) rather than spliced back together.
+// healLocked removes the fault on one link. A cut connection that carried
+// a byte has been reset, and one that carried none lost nothing, so a cut
+// heals by removing its toxics. A blackholed connection has lost bytes in
+// the middle of its frames, so its connections are reset (stop and start
+// the proxy at once, re-binding the port it just released) rather than
+// spliced back together.
 func (n *Net) healLocked(key [2]int, p *toxiproxy.Proxy) error {
 	switch n.faults[key] {
 	case LinkOK:
 		return nil
 	case LinkCut:
-		if err := p.Start(); err != nil {
-			return fmt.Errorf("restart proxy %v: %w", key, err)
+		for _, stream := range []string{"upstream", "downstream"} {
+			if err := p.Toxics.RemoveToxic(context.Background(), "cut-"+stream); err != nil {
+				return err
+			}
 		}
 	case LinkDrop:
 		if err := p.Toxics.RemoveToxic(context.Background(), "drop"); err != nil {
