@@ -185,6 +185,52 @@ mod tests {
         m
     }
 
+    /// The frame of raft-core/testdata/frame-v1.hex, which the Go package's
+    /// frame helper (bindings/go/frame.go) must build byte for byte too.
+    fn vector_frame() -> FrameBuilder {
+        let mut f = FrameBuilder::new(7);
+        let mut hb = Message::new(MessageType::MsgHeartbeat, 7, 3);
+        hb.term = 5;
+        hb.commit = 12;
+        f.push(1, &hb);
+        let mut app = msg(MessageType::MsgApp, 7, 3, 5, b"frame");
+        app.log_term = 5;
+        app.index = 6;
+        app.commit = 6;
+        f.push(42, &app);
+        let mut vote = Message::new(MessageType::MsgVote, 7, 4);
+        vote.term = 9;
+        vote.log_term = 5;
+        vote.index = 7;
+        f.push(1 << 40, &vote);
+        f
+    }
+
+    fn vector_hex() -> String {
+        include_str!("../../testdata/frame-v1.hex")
+            .split_whitespace()
+            .collect()
+    }
+
+    #[test]
+    fn the_shared_vector_is_this_encoding() {
+        let got: String = vector_frame()
+            .finish()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(got, vector_hex(), "raft-core/testdata/frame-v1.hex");
+        let bytes: Vec<u8> = (0..got.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&got[i..i + 2], 16).unwrap())
+            .collect();
+        let f = decode(&Bytes::from(bytes)).unwrap();
+        assert_eq!(f.from, 7);
+        let groups: Vec<u64> = f.items.iter().map(|(g, _)| *g).collect();
+        assert_eq!(groups, vec![1, 42, 1 << 40]);
+        assert_eq!(f.items[1].1.entries[0].data.as_deref(), Some(&b"frame"[..]));
+    }
+
     #[test]
     fn empty_frame_is_a_heartbeat() {
         let f = FrameBuilder::new(9);
