@@ -92,6 +92,7 @@ fi
 # 4. The stubs against the compiled module, and the example against the stubs.
 "$PY" -m mypy.stubtest raftlet._raftlet
 "$PY" -m mypy --strict examples/python/story.py examples/python/disk_restart.py
+"$PY" -m mypy --strict -m raftlet.frame
 
 # 5. The example (exits non-zero if the story does not unfold as told).
 "$PY" examples/python/story.py >/dev/null
