@@ -183,6 +183,10 @@ typedef uint32_t raftlet_membership_event_kind;
 // two threads at once.
 typedef struct raftlet_config raftlet_config;
 
+// A frame being built (opaque). One thread at a time: the handle has no
+// lock of its own.
+typedef struct raftlet_frame_builder raftlet_frame_builder;
+
 // An opaque Raft node over a raftlet_storage. Created by raftlet_node_new,
 // released by raftlet_node_free. Every function on it may be called from
 // any thread; a lock inside serialises them.
@@ -214,6 +218,16 @@ typedef struct raftlet_bytes {
   // The number of bytes.
   size_t len;
 } raftlet_bytes;
+
+// One item of a decoded frame: the group and its message's raftpb bytes,
+// which point into the frame given to raftlet_frame_decode (valid as long
+// as those bytes are).
+typedef struct raftlet_frame_item {
+  // The group the message belongs to.
+  uint64_t group;
+  // The raftpb encoding of the message (for raftlet_node_step).
+  struct raftlet_bytes message;
+} raftlet_frame_item;
 
 // What a weak (local) read may serve at once, without the leader.
 typedef struct raftlet_local_read {
@@ -645,6 +659,62 @@ raftlet_result raftlet_config_set_standby_dead_rounds(struct raftlet_config *con
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_config_set_learner_forwards_proposals(struct raftlet_config *config,
                                                              bool value);
+
+// Creates an empty frame from node `from` into `*builder_out` (free it
+// with raftlet_frame_builder_free). An empty frame is a node-level
+// heartbeat: the sending node is alive.
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_frame_builder_new(uint64_t from, struct raftlet_frame_builder **builder_out);
+
+// Releases a frame builder. NULL is a no-op.
+void raftlet_frame_builder_free(struct raftlet_frame_builder *builder);
+
+// Appends a message of group `group`: `msg_len` bytes at `msg` (read for
+// the duration of the call and copied), the raftpb encoding of the
+// message as a ready hands it out. The bytes are checked by the receiver
+// when it steps them, not here.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, or RAFTLET_ERR_INVALID_ARG (a
+// message over 4 GiB, or a frame of 2^32 - 1 items; the frame is
+// unchanged).
+raftlet_result raftlet_frame_builder_push(struct raftlet_frame_builder *builder,
+                                          uint64_t group,
+                                          const uint8_t *msg,
+                                          size_t msg_len);
+
+// Writes the number of items pushed so far.
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_frame_builder_len(const struct raftlet_frame_builder *builder,
+                                         size_t *len_out);
+
+// Writes the frame as built so far, complete and ready to send, into
+// `*frame_out`: the builder's own bytes, valid until the next push, reset
+// or free of the builder.
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_frame_builder_bytes(const struct raftlet_frame_builder *builder,
+                                           struct raftlet_bytes *frame_out);
+
+// Empties the builder for a new frame from node `from`, keeping its
+// buffer (one builder per destination can serve round after round).
+// Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
+raftlet_result raftlet_frame_builder_reset(struct raftlet_frame_builder *builder, uint64_t from);
+
+// Reads the frame of `frame_len` bytes at `frame`: the sending node into
+// `*from_out`, the number of items into `*count_out`, and, when they fit
+// (`count <= items_cap`), the items into `items[0..count]`, each message
+// pointing into `frame`. The frame's structure is checked (magic,
+// version, every length against the bytes that remain, the item count
+// against the items); the messages are checked when stepped.
+// Returns RAFTLET_OK; RAFTLET_ERR_DECODE for bytes that are not exactly a
+// well-formed frame (nothing written); RAFTLET_ERR_INVALID_ARG when the
+// frame holds more items than `items_cap` (only `*count_out` written: call
+// again with room for that many); RAFTLET_ERR_NULL_ARG (`items` may be NULL
+// only when `items_cap` is 0).
+raftlet_result raftlet_frame_decode(const uint8_t *frame,
+                                    size_t frame_len,
+                                    uint64_t *from_out,
+                                    struct raftlet_frame_item *items,
+                                    size_t items_cap,
+                                    size_t *count_out);
 
 // Proposes adding member `id` with the host's context (`ctx_len` bytes
 // at `ctx`, copied; for example its address; NULL when `ctx_len` is 0):

@@ -24,6 +24,7 @@ mod boundary;
 mod any_storage;
 mod bulk;
 mod config;
+mod frame;
 mod learner;
 mod log;
 mod message;

@@ -3137,6 +3137,97 @@ static void test_quiesce(void) {
     reset_cluster();
 }
 
+/* ------------------------------------------------------------------------ */
+/* Multi-group frames (raftlet_frame_*)                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Reads the shared frame vector (raft-core/testdata/frame-v1.hex, asserted
+ * by the Rust, Go and Python tests too); 0 if it cannot be read. */
+static size_t read_frame_vector(uint8_t *out, size_t cap) {
+    FILE *f = fopen("raft-core/testdata/frame-v1.hex", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    size_t n = 0;
+    unsigned int byte;
+    while (n < cap && fscanf(f, "%2x", &byte) == 1) {
+        out[n++] = (uint8_t)byte;
+    }
+    fclose(f);
+    return n;
+}
+
+static void test_frames(void) {
+    uint8_t vec[512];
+    size_t vec_len = read_frame_vector(vec, sizeof vec);
+    CHECK(vec_len > 16); /* run from the checkout's root, as make test-c does */
+
+    /* The vector decodes: from node 7, three groups, messages in place. */
+    raftlet_frame_item items[4];
+    uint64_t from = 0;
+    size_t count = 0;
+    EXPECT_OK(raftlet_frame_decode(vec, vec_len, &from, items, 4, &count));
+    CHECK(from == 7 && count == 3);
+    CHECK(items[0].group == 1 && items[1].group == 42 && items[2].group == ((uint64_t)1 << 40));
+    CHECK(items[1].message.ptr >= vec && items[1].message.ptr + items[1].message.len <= vec + vec_len);
+
+    /* The builder rebuilds it byte for byte from the messages' bytes. */
+    raftlet_frame_builder *b = SENTINEL(raftlet_frame_builder);
+    EXPECT_OK(raftlet_frame_builder_new(99, &b));
+    EXPECT_OK(raftlet_frame_builder_push(b, 5, B("junk"), 4));
+    EXPECT_OK(raftlet_frame_builder_reset(b, 7));
+    size_t len = 9;
+    EXPECT_OK(raftlet_frame_builder_len(b, &len));
+    CHECK(len == 0);
+    raftlet_bytes fb = {0};
+    EXPECT_OK(raftlet_frame_builder_bytes(b, &fb));
+    CHECK(fb.len == 16); /* an empty frame: a node-level heartbeat */
+    EXPECT_OK(raftlet_frame_decode(fb.ptr, fb.len, &from, NULL, 0, &count));
+    CHECK(from == 7 && count == 0);
+    for (size_t i = 0; i < 3; i++) {
+        EXPECT_OK(raftlet_frame_builder_push(b, items[i].group, items[i].message.ptr,
+                                             items[i].message.len));
+    }
+    EXPECT_OK(raftlet_frame_builder_len(b, &len));
+    CHECK(len == 3);
+    EXPECT_OK(raftlet_frame_builder_bytes(b, &fb));
+    CHECK(fb.len == vec_len && memcmp(fb.ptr, vec, vec_len) == 0);
+
+    /* Too little room: only the count is written. */
+    from = 0;
+    EXPECT_RC(raftlet_frame_decode(vec, vec_len, &from, items, 2, &count),
+              RAFTLET_ERR_INVALID_ARG);
+    CHECK(count == 3 && from == 0);
+
+    /* Every strict prefix, and a byte too many, is not a frame. */
+    for (size_t n = 0; n < vec_len; n++) {
+        count = 77;
+        EXPECT_RC(raftlet_frame_decode(vec, n, &from, items, 4, &count), RAFTLET_ERR_DECODE);
+        CHECK(count == 77);
+    }
+    uint8_t longer[513];
+    memcpy(longer, vec, vec_len);
+    longer[vec_len] = 0;
+    EXPECT_RC(raftlet_frame_decode(longer, vec_len + 1, &from, items, 4, &count),
+              RAFTLET_ERR_DECODE);
+    longer[0] = 'X';
+    EXPECT_RC(raftlet_frame_decode(longer, vec_len, &from, items, 4, &count), RAFTLET_ERR_DECODE);
+
+    /* NULL arguments. */
+    EXPECT_RC(raftlet_frame_builder_new(1, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_frame_builder_push(NULL, 1, B("x"), 1), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_frame_builder_push(b, 1, NULL, 1), RAFTLET_ERR_NULL_ARG);
+    EXPECT_OK(raftlet_frame_builder_push(b, 1, NULL, 0)); /* an empty message is allowed */
+    EXPECT_RC(raftlet_frame_builder_len(b, NULL), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_frame_builder_bytes(NULL, &fb), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_frame_builder_reset(NULL, 1), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_frame_decode(vec, vec_len, NULL, items, 4, &count), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_frame_decode(vec, vec_len, &from, NULL, 4, &count), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_frame_decode(NULL, 3, &from, items, 4, &count), RAFTLET_ERR_NULL_ARG);
+    raftlet_frame_builder_free(b);
+    raftlet_frame_builder_free(NULL);
+}
+
 int main(void) {
     RUN(test_last_error_message); /* first: no failure yet on this thread */
     RUN(test_version_and_result_str);
@@ -3162,6 +3253,7 @@ int main(void) {
     RUN(test_learner_auto_promotion);
     RUN(test_learner_standby);
     RUN(test_quiesce);
+    RUN(test_frames);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

@@ -37,6 +37,9 @@ pub enum FrameError {
     BadCount,
     /// An item's message is not a valid raftpb message.
     Message(DecodeError),
+    /// A message over `u32::MAX` bytes, or a frame of `u32::MAX` items,
+    /// does not fit the format ([`FrameBuilder::push_encoded`]).
+    TooLarge,
 }
 
 impl std::fmt::Display for FrameError {
@@ -46,6 +49,7 @@ impl std::fmt::Display for FrameError {
             FrameError::BadHeader => f.write_str("not a raftlet frame (magic or version)"),
             FrameError::BadCount => f.write_str("frame item count does not match its items"),
             FrameError::Message(e) => write!(f, "frame item: {e}"),
+            FrameError::TooLarge => f.write_str("message or frame too large for the frame format"),
         }
     }
 }
@@ -78,14 +82,51 @@ impl FrameBuilder {
     /// before that).
     pub fn push(&mut self, group: u64, m: &Message) {
         let len = u32::try_from(m.encoded_len()).expect("message larger than 4 GiB");
+        let count = self
+            .count
+            .checked_add(1)
+            .expect("too many items in a frame");
         self.buf.reserve(ITEM_HEADER_LEN + len as usize);
         self.buf.extend_from_slice(&group.to_le_bytes());
         self.buf.extend_from_slice(&len.to_le_bytes());
         m.encode(&mut self.buf);
-        self.count = self
-            .count
-            .checked_add(1)
-            .expect("too many items in a frame");
+        self.set_count(count);
+    }
+
+    /// Appends a message of group `group` that is already raftpb-encoded
+    /// (as a Ready's encoded messages are), copying its bytes. The bytes
+    /// are not checked here; the receiver's [`decode`] checks them.
+    ///
+    /// # Errors
+    /// [`FrameError::TooLarge`] for a message over `u32::MAX` bytes or a
+    /// frame that already holds `u32::MAX` items; the frame is unchanged.
+    pub fn push_encoded(&mut self, group: u64, msg: &[u8]) -> Result<(), FrameError> {
+        let len = u32::try_from(msg.len()).map_err(|_| FrameError::TooLarge)?;
+        let count = self.count.checked_add(1).ok_or(FrameError::TooLarge)?;
+        self.buf.reserve(ITEM_HEADER_LEN + msg.len());
+        self.buf.extend_from_slice(&group.to_le_bytes());
+        self.buf.extend_from_slice(&len.to_le_bytes());
+        self.buf.extend_from_slice(msg);
+        self.set_count(count);
+        Ok(())
+    }
+
+    fn set_count(&mut self, count: u32) {
+        self.count = count;
+        self.buf[12..16].copy_from_slice(&count.to_le_bytes());
+    }
+
+    /// Empties the builder for a new frame from node `from`, keeping its
+    /// buffer.
+    pub fn reset(&mut self, from: u64) {
+        self.buf.truncate(HEADER_LEN);
+        self.buf[4..12].copy_from_slice(&from.to_le_bytes());
+        self.set_count(0);
+    }
+
+    /// The frame as built so far (complete: the count is kept current).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
     }
 
     /// The number of items so far.
@@ -99,8 +140,7 @@ impl FrameBuilder {
     }
 
     /// The encoded frame.
-    pub fn finish(mut self) -> Vec<u8> {
-        self.buf[12..16].copy_from_slice(&self.count.to_le_bytes());
+    pub fn finish(self) -> Vec<u8> {
         self.buf
     }
 }
@@ -126,12 +166,25 @@ fn le_u32(b: &[u8]) -> u32 {
     u32::from_le_bytes(a)
 }
 
-/// Decodes a frame; bytes fields of the messages share `buf`'s storage.
+/// A frame read for its structure only: the sender and, per item, the
+/// group id and the byte range of its (not yet decoded) message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawFrame {
+    /// The node that sent it.
+    pub from: u64,
+    /// Each item's group id and the range of its message in the frame.
+    pub items: Vec<(u64, std::ops::Range<usize>)>,
+}
+
+/// Reads a frame's structure without decoding its messages (hosts that
+/// step each message's bytes themselves, as the C ABI's
+/// `raftlet_frame_decode` does).
 ///
 /// # Errors
-/// [`FrameError`] for anything that is not exactly a well-formed frame;
-/// never panics.
-pub fn decode(buf: &Bytes) -> Result<Frame, FrameError> {
+/// [`FrameError`] (never `Message`) for anything that is not exactly a
+/// well-formed frame; never panics, and allocates in proportion to the
+/// input at most.
+pub fn decode_raw(buf: &[u8]) -> Result<RawFrame, FrameError> {
     if buf.len() < HEADER_LEN {
         return Err(FrameError::Truncated);
     }
@@ -159,15 +212,32 @@ pub fn decode(buf: &Bytes) -> Result<Frame, FrameError> {
         if len > rest.len() {
             return Err(FrameError::Truncated);
         }
-        let m = Message::decode_bytes(&buf.slice(off..off + len)).map_err(FrameError::Message)?;
-        items.push((group, m));
+        items.push((group, off..off + len));
         rest = &rest[len..];
         off += len;
     }
     if !rest.is_empty() {
         return Err(FrameError::BadCount);
     }
-    Ok(Frame { from, items })
+    Ok(RawFrame { from, items })
+}
+
+/// Decodes a frame; bytes fields of the messages share `buf`'s storage.
+///
+/// # Errors
+/// [`FrameError`] for anything that is not exactly a well-formed frame;
+/// never panics.
+pub fn decode(buf: &Bytes) -> Result<Frame, FrameError> {
+    let raw = decode_raw(buf)?;
+    let mut items = Vec::with_capacity(raw.items.len());
+    for (group, range) in raw.items {
+        let m = Message::decode_bytes(&buf.slice(range)).map_err(FrameError::Message)?;
+        items.push((group, m));
+    }
+    Ok(Frame {
+        from: raw.from,
+        items,
+    })
 }
 
 #[cfg(test)]
@@ -229,6 +299,41 @@ mod tests {
         let groups: Vec<u64> = f.items.iter().map(|(g, _)| *g).collect();
         assert_eq!(groups, vec![1, 42, 1 << 40]);
         assert_eq!(f.items[1].1.entries[0].data.as_deref(), Some(&b"frame"[..]));
+    }
+
+    #[test]
+    fn encoded_pushes_build_the_same_frame_and_reset_reuses_it() {
+        let typed = vector_frame().finish();
+        let f = decode(&Bytes::from(typed.clone())).unwrap();
+        let mut b = FrameBuilder::new(99);
+        b.push_encoded(5, b"stale").unwrap();
+        b.reset(7);
+        assert_eq!(b.as_bytes(), &FrameBuilder::new(7).finish()[..]);
+        for (g, m) in &f.items {
+            let mut enc = Vec::new();
+            m.encode(&mut enc);
+            b.push_encoded(*g, &enc).unwrap();
+            assert_eq!(decode_raw(b.as_bytes()).unwrap().items.len(), b.len());
+        }
+        assert_eq!(b.finish(), typed);
+        let raw = decode_raw(&typed).unwrap();
+        assert_eq!(raw.from, 7);
+        assert_eq!(raw.items.len(), 3);
+        assert_eq!(
+            Message::decode(&typed[raw.items[2].1.clone()])
+                .unwrap()
+                .msg_type,
+            MessageType::MsgVote
+        );
+        // decode_raw does not look inside the messages; decode does.
+        let mut junk = FrameBuilder::new(1);
+        junk.push_encoded(3, &[0xff, 0xff]).unwrap();
+        let junk = junk.finish();
+        assert_eq!(decode_raw(&junk).unwrap().items, vec![(3, 28..30)]);
+        assert!(matches!(
+            decode(&Bytes::from(junk)),
+            Err(FrameError::Message(_))
+        ));
     }
 
     #[test]
