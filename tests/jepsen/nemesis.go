@@ -411,7 +411,9 @@ func (m *Nemesis) rejoin(n *Node) error {
 			continue
 		}
 		err = memberRequest(context.Background(), via, "POST", "/members", []byte(body))
-		if err == nil || strings.Contains(err.Error(), "409") {
+		// 409 is also what a refused change gets (another change still
+		// pending): only "already a member" means the add is done.
+		if err == nil || strings.Contains(err.Error(), "already a member") {
 			return nil
 		}
 		time.Sleep(500 * time.Millisecond)
