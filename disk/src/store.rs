@@ -1056,8 +1056,15 @@ impl Inner {
             .checked_add(1)
             .ok_or_else(|| DiskError::InvalidInput("segment numbers exhausted".into()))?;
         let payload = self.checkpoint_payload();
-        let need = align8(HEADER + payload.len()) as u64 + next_len;
+        let checkpoint_len = align8(HEADER + payload.len()) as u64;
+        let need = checkpoint_len + next_len;
         self.create_segment(n, need.max(self.opts.segment_size))?;
+        if next_len > ZERO_AHEAD_MAX_RECORD as u64 {
+            // The record that follows is written whole, right after the
+            // checkpoint: zeros written ahead of the checkpoint would only
+            // be overwritten by it (a mebibyte more per switch).
+            self.written_to = need;
+        }
         if let Err(e) = self.append(KIND_CHECKPOINT, &payload, false) {
             // A segment without its checkpoint must not take records.
             return Err(self.fail(e));

@@ -159,8 +159,17 @@ fn a_record_over_a_mebibyte_gets_room_in_its_segment_and_reads_back() {
     let mut b = WriteBatch::new();
     b.append(1, &big).unwrap();
     b.set_hard_state(1, &hs(6));
+    let at = fs.stats().bytes_written;
     store.write(&b).unwrap();
     assert_eq!(store.stats().segments, 2);
+    // The switch writes the new checkpoint and the record, and no zeros
+    // ahead of the checkpoint for the record to overwrite.
+    let wrote = fs.stats().bytes_written - at;
+    let data = 3 * ((1 << 20) + 3);
+    assert!(
+        (data..data + (64 << 10)).contains(&wrote),
+        "the switch to a large record wrote {wrote} bytes for {data} of data"
+    );
     // The new segment holds its checkpoint and the record, preallocated
     // to fit them (no zeros follow a large record).
     let seg = dir().join("0000000000000002.log");
