@@ -15,6 +15,8 @@
 //! count cannot make it allocate more than in proportion to the input, and
 //! every message goes through the raftpb decoder, which never panics.
 
+use std::ops::Range;
+
 use bytes::Bytes;
 
 use crate::pb::{Decode, DecodeError, Encode, Message};
@@ -185,6 +187,20 @@ pub struct RawFrame {
 /// well-formed frame; never panics, and allocates in proportion to the
 /// input at most.
 pub fn decode_raw(buf: &[u8]) -> Result<RawFrame, FrameError> {
+    let mut items = Vec::new();
+    let from = walk(buf, &mut items, |group, range| Ok((group, range)))?;
+    Ok(RawFrame { from, items })
+}
+
+/// Checks a frame's header and item headers and pushes onto `items` what
+/// `each` makes of every item's group and the range of its message in
+/// `buf`. Returns the sender. One pass, so that [`decode`] needs no list
+/// of ranges besides its messages.
+fn walk<T>(
+    buf: &[u8],
+    items: &mut Vec<T>,
+    mut each: impl FnMut(u64, Range<usize>) -> Result<T, FrameError>,
+) -> Result<u64, FrameError> {
     if buf.len() < HEADER_LEN {
         return Err(FrameError::Truncated);
     }
@@ -199,7 +215,7 @@ pub fn decode_raw(buf: &[u8]) -> Result<RawFrame, FrameError> {
     if count > rest.len() / ITEM_HEADER_LEN {
         return Err(FrameError::BadCount);
     }
-    let mut items = Vec::with_capacity(count);
+    items.reserve_exact(count);
     let mut off = HEADER_LEN;
     for _ in 0..count {
         if rest.len() < ITEM_HEADER_LEN {
@@ -212,14 +228,14 @@ pub fn decode_raw(buf: &[u8]) -> Result<RawFrame, FrameError> {
         if len > rest.len() {
             return Err(FrameError::Truncated);
         }
-        items.push((group, off..off + len));
+        items.push(each(group, off..off + len)?);
         rest = &rest[len..];
         off += len;
     }
     if !rest.is_empty() {
         return Err(FrameError::BadCount);
     }
-    Ok(RawFrame { from, items })
+    Ok(from)
 }
 
 /// Decodes a frame; bytes fields of the messages share `buf`'s storage.
@@ -228,16 +244,12 @@ pub fn decode_raw(buf: &[u8]) -> Result<RawFrame, FrameError> {
 /// [`FrameError`] for anything that is not exactly a well-formed frame;
 /// never panics.
 pub fn decode(buf: &Bytes) -> Result<Frame, FrameError> {
-    let raw = decode_raw(buf)?;
-    let mut items = Vec::with_capacity(raw.items.len());
-    for (group, range) in raw.items {
+    let mut items = Vec::new();
+    let from = walk(buf, &mut items, |group, range| {
         let m = Message::decode_bytes(&buf.slice(range)).map_err(FrameError::Message)?;
-        items.push((group, m));
-    }
-    Ok(Frame {
-        from: raw.from,
-        items,
-    })
+        Ok((group, m))
+    })?;
+    Ok(Frame { from, items })
 }
 
 #[cfg(test)]
