@@ -18,7 +18,7 @@
 //! body`; the bodies are listed at [`Op`]. Integers are little-endian;
 //! raftpb messages are length-prefixed (`u32`).
 
-use raftlet::pb::{ConfState, Decode, Encode, HardState, SnapshotMetadata};
+use raftlet::pb::{ConfState, Decode, Encode, HardState, SnapshotMetadata, ENTRY_HEAD_MAX};
 
 /// The record magic.
 pub(crate) const MAGIC: [u8; 4] = *b"RLG1";
@@ -199,10 +199,20 @@ impl PayloadWriter {
         self.buf.extend_from_slice(raw);
     }
 
-    /// One entry of an entries operation, encoded here.
+    /// One entry of an entries operation, encoded here: its fields go to
+    /// a stack buffer first, which gives the length without measuring the
+    /// entry in a separate pass, then the framing, the fields and the data
+    /// are appended after one reservation.
     pub(crate) fn entry_encoded(&mut self, e: &raftlet::pb::Entry) {
+        let mut head = [0u8; ENTRY_HEAD_MAX];
+        let n = e.encode_head(&mut head);
+        let data: &[u8] = e.data.as_deref().unwrap_or_default();
+        let len = n + data.len();
+        self.buf.reserve(12 + len);
         self.buf.extend_from_slice(&e.term.to_le_bytes());
-        self.msg(e);
+        self.buf.extend_from_slice(&(len as u32).to_le_bytes());
+        self.buf.extend_from_slice(&head[..n]);
+        self.buf.extend_from_slice(data);
     }
 
     pub(crate) fn hard_state(&mut self, group: u64, hs: &HardState) {
@@ -310,13 +320,23 @@ impl<'a> PayloadReader<'a> {
                     return Err(format!("bad first index {first}"));
                 }
                 let mut entries = Vec::with_capacity(count);
+                let buf = self.buf;
+                let mut pos = self.pos;
                 for _ in 0..count {
-                    let term = self.u64()?;
-                    let len = self.u32()?;
-                    let at = self.pos;
-                    self.take(len as usize)?;
+                    // One bounds check for the framing, one for the entry.
+                    let Some(frame) = buf.get(pos..pos + 12) else {
+                        return Err(format!("operation truncated at payload byte {pos}"));
+                    };
+                    let term = u64_at(frame, 0);
+                    let len = u32_at(frame, 8);
+                    let at = pos + 12;
+                    if len as usize > buf.len() - at {
+                        return Err(format!("operation truncated at payload byte {at}"));
+                    }
                     entries.push(EntryRef { term, at, len });
+                    pos = at + len as usize;
                 }
+                self.pos = pos;
                 Op::Entries { first, entries }
             }
             OP_HARD_STATE => Op::HardState(self.msg()?),

@@ -1160,6 +1160,17 @@ proptest! {
     #[test]
     fn prop_entry(x in arb_entry()) { round_trip(&x)?; }
 
+    /// The head and the data, as the disk log frames an entry, are the
+    /// entry's encoding (negative types and 10-byte varints included).
+    #[test]
+    fn prop_entry_head_then_data_is_the_encoding(x in arb_entry()) {
+        let mut head = [0u8; raftlet::pb::ENTRY_HEAD_MAX];
+        let n = x.encode_head(&mut head);
+        let mut framed = head[..n].to_vec();
+        framed.extend_from_slice(x.data.as_deref().unwrap_or_default());
+        prop_assert_eq!(framed, x.encode_to_vec());
+    }
+
     #[test]
     fn prop_hard_state(x in arb_hard_state()) { round_trip(&x)?; }
 

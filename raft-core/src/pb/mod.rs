@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 pub mod codec;
 
-pub use codec::{Decode, DecodeError, Encode};
+pub use codec::{Decode, DecodeError, Encode, ENTRY_HEAD_MAX};
 
 macro_rules! open_enum {
     (
