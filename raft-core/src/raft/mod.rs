@@ -246,9 +246,6 @@ pub(crate) struct Raft<S: Storage> {
     pub max_learners: usize,
     rng: SplitMix64,
     pub read_only: ReadOnly,
-    /// ReadIndex requests that arrived before the leader committed an entry
-    /// of its term; answered once it has.
-    pub pending_read_index_messages: Vec<Message>,
     pub trk: ProgressTracker,
     #[cfg(feature = "bug-injection")]
     pub bugs: Bugs,
@@ -304,7 +301,6 @@ impl<S: Storage> Raft<S> {
             },
             membership_events: Vec::new(),
             restart_lease: false,
-            pending_read_index_messages: Vec::new(),
             appends_deferred: false,
             coalesce_appends: false,
             next_read_seq: 1,
@@ -479,8 +475,8 @@ impl<S: Storage> Raft<S> {
         self.pending_conf_index = 0;
         self.uncommitted_size = 0;
         self.appends_deferred = false;
+        // Also drops the reads waiting for a commit of the term.
         self.read_only = ReadOnly::new(self.read_only.option);
-        self.pending_read_index_messages.clear();
         self.quiesce_reset();
     }
 

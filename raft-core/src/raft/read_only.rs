@@ -43,7 +43,7 @@ pub(crate) struct ReadOnly {
     pub option: ReadOnlyOption,
     /// The ReadIndex queue, allocated at the first read: only a leader
     /// serving reads has one, so every other group carries one pointer
-    /// instead of two empty collections (56 bytes).
+    /// instead of three empty collections (80 bytes).
     queue: Option<Box<ReadQueue>>,
     /// The leader's lease under [`ReadOnlyOption::LeaseBased`] (allocated
     /// on first use, so groups with safe reads carry only a pointer).
@@ -62,6 +62,9 @@ struct ReadQueue {
     /// release are always a prefix of it. (Keeping one set per read made
     /// each acknowledgement cost O(pending reads) set inserts.)
     acked: Vec<(u64, u64)>,
+    /// ReadIndex requests that arrived before the leader committed an
+    /// entry of its term; answered once it has.
+    waiting: Vec<Message>,
 }
 
 /// A leader's read lease, counted from the send time of the newest
@@ -138,11 +141,43 @@ impl ReadOnly {
         self.lease = None;
     }
 
-    /// Frees the buffers of an idle group (nothing pending).
+    /// Whether no read waits for the leader's first commit of its term.
+    pub(crate) fn no_waiting(&self) -> bool {
+        self.queue.as_ref().is_none_or(|q| q.waiting.is_empty())
+    }
+
+    /// Holds a read until the leader has committed an entry of its term.
+    fn push_waiting(&mut self, m: Message) {
+        self.queue
+            .get_or_insert_with(Default::default)
+            .waiting
+            .push(m);
+    }
+
+    /// The reads held by [`ReadOnly::push_waiting`], oldest first.
+    fn take_waiting(&mut self) -> Vec<Message> {
+        self.queue
+            .as_deref_mut()
+            .map(|q| std::mem::take(&mut q.waiting))
+            .unwrap_or_default()
+    }
+
+    /// Frees the buffers of an idle group: all of them when no read is
+    /// pending or waiting, else those of the empty collections.
     pub(crate) fn shrink_idle(&mut self) {
-        // With no read pending, the recorded acknowledgements confirm
-        // nothing: every later read has a higher sequence number.
-        if self.no_pending() {
+        let Some(q) = self.queue.as_deref_mut() else {
+            return;
+        };
+        if q.pending.is_empty() {
+            // With no read pending, the recorded acknowledgements confirm
+            // nothing: every later read has a higher sequence number.
+            q.pending = VecDeque::new();
+            q.acked = Vec::new();
+        }
+        if q.waiting.is_empty() {
+            q.waiting = Vec::new();
+        }
+        if q.pending.is_empty() && q.waiting.is_empty() {
             self.queue = None;
         }
     }
@@ -174,6 +209,11 @@ impl ReadOnly {
     pub(crate) fn pending_len(&self) -> usize {
         self.queue.as_ref().map_or(0, |q| q.pending.len())
     }
+
+    /// The number of reads waiting for the leader's first commit of its term.
+    pub(crate) fn waiting_len(&self) -> usize {
+        self.queue.as_ref().map_or(0, |q| q.waiting.len())
+    }
 }
 
 impl<S: Storage> Raft<S> {
@@ -188,7 +228,7 @@ impl<S: Storage> Raft<S> {
         if !self.committed_entry_in_current_term() {
             // A new leader's commit index may lag the true one until it has
             // committed an entry of its own term: hold the read until then.
-            self.pending_read_index_messages.push(m);
+            self.read_only.push_waiting(m);
             return;
         }
         self.send_read_index_response(m);
@@ -330,13 +370,13 @@ impl<S: Storage> Raft<S> {
 
     /// Releases reads that waited for the first commit of this term.
     pub(crate) fn release_pending_read_index_messages(&mut self) {
-        if self.pending_read_index_messages.is_empty() {
+        if self.read_only.no_waiting() {
             return;
         }
         if !self.committed_entry_in_current_term() {
             return;
         }
-        let msgs = std::mem::take(&mut self.pending_read_index_messages);
+        let msgs = self.read_only.take_waiting();
         for m in msgs {
             self.send_read_index_response(m);
         }
