@@ -88,9 +88,9 @@ pub(crate) fn limit_size(ents: &mut Vec<Entry>, max_size: u64) {
 /// `first_index - 1 <= applied <= applying <= committed <= last_index`.
 /// Entries below `unstable.offset` are read from `store`; the rest (and an
 /// incoming snapshot) live in `unstable` until the host reports them stable.
+// `repr(C)`: what `RawNode::has_ready` reads comes first (see `Raft`).
+#[repr(C)]
 pub(crate) struct RaftLog<S: Storage> {
-    /// The stable entries since the last snapshot.
-    pub store: S,
     /// The entries and snapshot not yet known to be stable.
     pub unstable: Unstable,
     /// The highest index known to be stored on a quorum.
@@ -101,14 +101,16 @@ pub(crate) struct RaftLog<S: Storage> {
     /// The highest index the host reports applied. Invariant:
     /// `applied <= committed`.
     pub applied: u64,
+    /// Whether handing out entries for applying waits for progress to be
+    /// reported, because of `max_applying_ents_size`.
+    applying_ents_paused: bool,
     /// The most bytes of entries handed for applying but not yet reported
     /// applied.
     max_applying_ents_size: u64,
     /// The bytes of entries handed for applying but not yet reported applied.
     applying_ents_size: u64,
-    /// Whether handing out entries for applying waits for progress to be
-    /// reported, because of `max_applying_ents_size`.
-    applying_ents_paused: bool,
+    /// The stable entries since the last snapshot.
+    pub store: S,
 }
 
 impl<S: Storage> std::fmt::Debug for RaftLog<S> {

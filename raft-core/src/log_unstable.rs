@@ -16,6 +16,9 @@ use crate::types::EntryId;
 /// the last index in storage: the next write then truncates the stored log
 /// before persisting these entries.
 #[derive(Clone, Debug, Default, PartialEq)]
+// `repr(C)`: laid out as written, next to what `RawNode::has_ready` reads
+// in `RaftLog` (see `Raft`).
+#[repr(C)]
 pub(crate) struct Unstable {
     /// The incoming snapshot, if any.
     pub snapshot: Option<Box<Snapshot>>,
@@ -23,11 +26,11 @@ pub(crate) struct Unstable {
     pub entries: Vec<Entry>,
     /// The log index of `entries[0]`.
     pub offset: u64,
-    /// Whether the snapshot is being written to storage.
-    pub snapshot_in_progress: bool,
     /// The entries below this index (from `offset` on) are being written to
     /// storage. Exclusive like `offset`; always `offset <= offset_in_progress`.
     pub offset_in_progress: u64,
+    /// Whether the snapshot is being written to storage.
+    pub snapshot_in_progress: bool,
 }
 
 /// The shrinking policy: give memory back when less than 1/`LEN_MULTIPLE` of

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use crate::errors::{Result, StorageError};
 use crate::log::size_limited_len;
 use crate::pb::{ConfState, Entry, HardState, Snapshot};
+use crate::types::EntryId;
 use crate::validate::check_conf_state;
 #[cfg(doc)]
 use crate::Error;
@@ -148,39 +149,23 @@ impl MemoryStorage {
 
 /// The contents of a [`MemoryStorage`], reached through
 /// [`MemoryStorage::rl`] and [`MemoryStorage::wl`].
-#[derive(Debug)]
+///
+/// The default is an empty log: nothing compacted (index 0, term 0), no
+/// entries, an empty hard state and snapshot.
+#[derive(Debug, Default)]
 pub struct MemoryStorageCore {
     hard_state: HardState,
     snapshot: Snapshot,
-    /// `entries[i]` sits at log index `entries[0].index + i`. `entries[0]` is
-    /// a placeholder without data that only records the index and term of the
-    /// last compacted entry (the snapshot's, or a later one after
-    /// [`MemoryStorageCore::compact`]); it is always present.
+    /// The index and term of the last compacted entry (the snapshot's, or a
+    /// later one after [`MemoryStorageCore::compact`]). Kept beside the log
+    /// rather than as a placeholder entry at its head, so that an empty log
+    /// allocates nothing.
+    compacted: EntryId,
+    /// `entries[i]` sits at log index `compacted.index + 1 + i`.
     entries: Vec<Entry>,
     /// One-shot test switch: the next [`Storage::snapshot`] call fails with
     /// [`StorageError::SnapshotTemporarilyUnavailable`].
     trigger_snap_unavailable: bool,
-}
-
-impl Default for MemoryStorageCore {
-    fn default() -> Self {
-        MemoryStorageCore {
-            hard_state: HardState::default(),
-            snapshot: Snapshot::default(),
-            // The placeholder of an empty log: index 0, term 0.
-            entries: vec![Entry::default()],
-            trigger_snap_unavailable: false,
-        }
-    }
-}
-
-/// The placeholder entry at `entries[0]`: index and term only.
-fn placeholder(term: u64, index: u64) -> Entry {
-    Entry {
-        term,
-        index,
-        ..Entry::default()
-    }
 }
 
 impl MemoryStorageCore {
@@ -236,8 +221,10 @@ impl MemoryStorageCore {
         }
         check_conf_state(&snapshot.metadata.conf_state)?;
         self.entries.clear();
-        self.entries
-            .push(placeholder(snapshot.metadata.term, snapshot.metadata.index));
+        self.compacted = EntryId {
+            term: snapshot.metadata.term,
+            index: snapshot.metadata.index,
+        };
         self.snapshot = snapshot;
         Ok(())
     }
@@ -272,11 +259,8 @@ impl MemoryStorageCore {
         if index > self.last_index() {
             return Err(StorageError::Unavailable.into());
         }
-        let offset = self.offset();
-        if index < offset {
-            return Err(StorageError::Compacted.into());
-        }
-        let term = self.entries[(index - offset) as usize].term;
+        // Compacted when below the offset; in the log otherwise.
+        let term = self.term(index)?;
         let meta = &mut self.snapshot.metadata;
         meta.index = index;
         meta.term = term;
@@ -304,10 +288,15 @@ impl MemoryStorageCore {
         if compact_index > self.last_index() {
             return Err(StorageError::Unavailable.into());
         }
+        // `entries[i - 1]` is the entry at `compact_index`, which becomes the
+        // last compacted one.
         let i = (compact_index - offset) as usize;
+        let last = &self.entries[i - 1];
+        self.compacted = EntryId {
+            term: last.term,
+            index: last.index,
+        };
         self.entries.drain(..i);
-        let first = &mut self.entries[0];
-        *first = placeholder(first.term, first.index);
         // Give memory back after a large compaction.
         if self.entries.capacity() > 2 * self.entries.len() + 64 {
             self.entries.shrink_to(2 * self.entries.len());
@@ -348,7 +337,9 @@ impl MemoryStorageCore {
         } else {
             ents
         };
-        let at = ents[0].index - self.offset();
+        // The position in `entries` of the first new entry: at least 0, as
+        // `ents[0].index >= first_index` once the compacted part is skipped.
+        let at = ents[0].index - self.first_index();
         let len = self.entries.len() as u64;
         if at > len {
             // etcd panics: "missing log entry".
@@ -374,12 +365,12 @@ impl MemoryStorageCore {
     /// The entries held, from [`Storage::first_index`] to
     /// [`Storage::last_index`].
     pub fn entries_ref(&self) -> &[Entry] {
-        &self.entries[1..]
+        &self.entries
     }
 
-    /// The index of the placeholder entry (the last compacted index).
+    /// The last compacted index.
     fn offset(&self) -> u64 {
-        self.entries[0].index
+        self.compacted.index
     }
 
     fn first_index(&self) -> u64 {
@@ -387,7 +378,7 @@ impl MemoryStorageCore {
     }
 
     fn last_index(&self) -> u64 {
-        self.offset() + self.entries.len() as u64 - 1
+        self.offset() + self.entries.len() as u64
     }
 
     // Ported from etcd-io/raft storage.go (Entries).
@@ -406,14 +397,16 @@ impl MemoryStorageCore {
         if high > self.last_index() + 1 {
             return Err(StorageError::Unavailable.into());
         }
-        // Only the placeholder: there is nothing to read.
-        if self.entries.len() == 1 {
+        // An empty log: there is nothing to read.
+        if self.entries.is_empty() {
             return Err(StorageError::Unavailable.into());
         }
         if low > high {
             return Err(StorageError::Other(format!("invalid range [{low}, {high})")).into());
         }
-        let range = &self.entries[(low - offset) as usize..(high - offset) as usize];
+        // `offset < low <= high <= last_index + 1`.
+        let first = offset + 1;
+        let range = &self.entries[(low - first) as usize..(high - first) as usize];
         let n = size_limited_len(range, max_size);
         out.extend_from_slice(&range[..n]);
         Ok(())
@@ -425,7 +418,10 @@ impl MemoryStorageCore {
         if idx < offset {
             return Err(StorageError::Compacted.into());
         }
-        match self.entries.get((idx - offset) as usize) {
+        if idx == offset {
+            return Ok(self.compacted.term);
+        }
+        match self.entries.get((idx - offset - 1) as usize) {
             Some(e) => Ok(e.term),
             None => Err(StorageError::Unavailable.into()),
         }
@@ -482,8 +478,30 @@ mod tests {
     /// etcd's tests build `MemoryStorage{ents: ents}`.
     fn storage_with(entries: Vec<Entry>) -> MemoryStorage {
         let s = MemoryStorage::new();
-        s.wl().entries = entries;
+        {
+            let mut core = s.wl();
+            let (head, rest) = entries.split_first().expect("a placeholder");
+            core.compacted = EntryId {
+                term: head.term,
+                index: head.index,
+            };
+            core.entries = rest.to_vec();
+        }
         s
+    }
+
+    impl MemoryStorageCore {
+        /// The log as etcd's tests see it: the placeholder of the last
+        /// compacted entry (index and term only), then the entries.
+        fn with_placeholder(&self) -> Vec<Entry> {
+            let mut v = vec![Entry {
+                term: self.compacted.term,
+                index: self.compacted.index,
+                ..Entry::default()
+            }];
+            v.extend_from_slice(&self.entries);
+            v
+        }
     }
 
     fn size(e: &Entry) -> u64 {
@@ -554,6 +572,23 @@ mod tests {
         assert_eq!(s.first_index(), Ok(5));
     }
 
+    /// raftlet: an empty storage holds no entry vector (the last compacted
+    /// entry's index and term are kept beside the log, not as an entry).
+    #[test]
+    fn test_storage_empty_log_allocates_nothing() {
+        let s = MemoryStorage::new();
+        assert_eq!(s.rl().entries.capacity(), 0);
+        assert_eq!(s.first_index(), Ok(1));
+        assert_eq!(s.last_index(), Ok(0));
+        assert_eq!(s.term(0), Ok(0));
+        let s = storage_with(ents(3, &[3, 4, 5]));
+        s.wl().compact(5).expect("compact");
+        assert!(s.rl().entries_ref().is_empty());
+        assert_eq!(s.term(5), Ok(5));
+        assert_eq!(s.first_index(), Ok(6));
+        assert_eq!(s.last_index(), Ok(5));
+    }
+
     /// etcd: TestStorageCompact
     #[test]
     fn test_storage_compact() {
@@ -567,9 +602,9 @@ mod tests {
             let s = storage_with(ents(3, &[3, 4, 5]));
             assert_eq!(s.wl().compact(i), want, "compact({i})");
             let core = s.rl();
-            assert_eq!(core.entries[0].index, windex);
-            assert_eq!(core.entries[0].term, wterm);
-            assert_eq!(core.entries.len(), wlen);
+            assert_eq!(core.compacted.index, windex);
+            assert_eq!(core.compacted.term, wterm);
+            assert_eq!(core.with_placeholder().len(), wlen);
         }
     }
 
@@ -617,7 +652,7 @@ mod tests {
         for (i, (input, want)) in cases.into_iter().enumerate() {
             let s = storage_with(ents(3, &[3, 4, 5]));
             assert_eq!(s.wl().append(&input), Ok(()), "#{i}");
-            assert_eq!(s.rl().entries, want, "#{i}");
+            assert_eq!(s.rl().with_placeholder(), want, "#{i}");
         }
     }
 
@@ -651,7 +686,7 @@ mod tests {
     #[test]
     fn test_storage_errors_instead_of_panics() {
         let s = storage_with(ents(3, &[3, 4, 5]));
-        let before = s.rl().entries.clone();
+        let before = s.rl().with_placeholder();
         fn unavailable<T>() -> Result<T> {
             err(StorageError::Unavailable)
         }
@@ -660,7 +695,7 @@ mod tests {
         assert_eq!(s.wl().create_snapshot(6, None, None), unavailable());
         assert_eq!(s.wl().append(&ents(7, &[5])), unavailable());
         assert_eq!(s.wl().commit_to(6), unavailable());
-        assert_eq!(s.rl().entries, before);
+        assert_eq!(s.rl().with_placeholder(), before);
         // A batch that is not consecutive (a gap, a repeat, an index that
         // cannot be followed) is refused: etcd would store it at the wrong
         // positions, or overflow computing its last index.
@@ -673,7 +708,7 @@ mod tests {
             vec![e(5), e(4)],
         ] {
             assert_eq!(s.wl().append(&bad), unavailable(), "{bad:?}");
-            assert_eq!(s.rl().entries, before);
+            assert_eq!(s.rl().with_placeholder(), before);
         }
 
         // The entry at the snapshot index was compacted away.

@@ -112,7 +112,7 @@ impl<S: Storage> Raft<S> {
             || self.appends_deferred
             || !self.msgs_after_append.is_empty()
             || !self.read_only.no_pending()
-            || !self.pending_read_index_messages.is_empty()
+            || !self.read_only.no_waiting()
         {
             return false;
         }
@@ -242,9 +242,6 @@ impl<S: Storage> Raft<S> {
         self.quiesce.quiesced = true;
         if self.read_states.is_empty() {
             self.read_states = Vec::new();
-        }
-        if self.pending_read_index_messages.is_empty() {
-            self.pending_read_index_messages = Vec::new();
         }
         self.read_only.shrink_idle();
         if self.msgs.is_empty() {

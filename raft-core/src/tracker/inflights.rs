@@ -23,35 +23,41 @@ struct Inflight {
 /// Ported from etcd-io/raft tracker/inflights.go (`Inflights`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inflights {
+    /// The ring buffer; its length grows lazily up to `size`. A boxed slice
+    /// rather than a `Vec`: it only ever grows by reallocation, so a
+    /// capacity word per follower would be dead weight.
+    buffer: Box<[Inflight]>,
+    /// The total bytes of the messages in flight.
+    bytes: u64,
+    /// The most bytes allowed in flight; 0 means unlimited.
+    max_bytes: u64,
     /// Where the oldest message sits in `buffer`.
     ///
     /// Invariant: `start < size` whenever `count > 0`; 0 when empty.
-    start: usize,
+    start: u32,
     /// The number of messages in flight.
     ///
     /// Invariant: `count <= size` and `count <= buffer.len()`.
-    count: usize,
-    /// The total bytes of the messages in flight.
-    bytes: u64,
-    /// The most messages allowed in flight.
-    size: usize,
-    /// The most bytes allowed in flight; 0 means unlimited.
-    max_bytes: u64,
-    /// The ring buffer; its length grows lazily up to `size`.
-    buffer: Vec<Inflight>,
+    count: u32,
+    /// The most messages allowed in flight (at most `u32::MAX`, see
+    /// [`Inflights::new`]).
+    size: u32,
 }
 
 impl Inflights {
     /// An empty window for at most `cap` messages and `max_bytes` bytes
     /// (0: no byte limit). Allocates nothing.
+    ///
+    /// A `cap` above `u32::MAX` is taken as `u32::MAX`: a window that large
+    /// (64 GiB of bookkeeping) could never be allocated anyway.
     pub fn new(cap: usize, max_bytes: u64) -> Inflights {
         Inflights {
+            buffer: Box::default(),
+            bytes: 0,
+            max_bytes,
             start: 0,
             count: 0,
-            bytes: 0,
-            size: cap,
-            max_bytes,
-            buffer: Vec::new(),
+            size: u32::try_from(cap).unwrap_or(u32::MAX),
         }
     }
 
@@ -65,10 +71,12 @@ impl Inflights {
     /// Ported from etcd-io/raft tracker/inflights.go (`Add`).
     pub fn add(&mut self, index: u64, bytes: u64) {
         assert!(!self.full(), "cannot add into a full inflights");
-        let mut next = self.start + self.count;
-        if next >= self.size {
-            next -= self.size;
+        // Both below `size <= u32::MAX`: the sum cannot overflow a u64.
+        let mut next = self.start as u64 + self.count as u64;
+        if next >= self.size as u64 {
+            next -= self.size as u64;
         }
+        let next = next as usize;
         if next >= self.buffer.len() {
             self.grow();
         }
@@ -81,10 +89,12 @@ impl Inflights {
     fn grow(&mut self) {
         let new_len = match self.buffer.len() {
             0 => 1,
-            n => (n * 2).min(self.size),
+            n => n.saturating_mul(2).min(self.size as usize),
         };
-        self.buffer.reserve_exact(new_len - self.buffer.len());
-        self.buffer.resize(new_len, Inflight::default());
+        let mut grown = Vec::with_capacity(new_len);
+        grown.extend_from_slice(&self.buffer);
+        grown.resize(new_len, Inflight::default());
+        self.buffer = grown.into_boxed_slice();
     }
 
     /// Releases every message whose last index is at most `to` (the
@@ -92,11 +102,11 @@ impl Inflights {
     ///
     /// Ported from etcd-io/raft tracker/inflights.go (`FreeLE`).
     pub fn free_le(&mut self, to: u64) {
-        if self.count == 0 || to < self.buffer[self.start].index {
+        if self.count == 0 || to < self.buffer[self.start as usize].index {
             // Nothing in flight at or below `to`.
             return;
         }
-        let mut idx = self.start;
+        let mut idx = self.start as usize;
         let mut freed = 0;
         let mut bytes = 0;
         while freed < self.count {
@@ -107,15 +117,15 @@ impl Inflights {
             bytes += inflight.bytes;
             freed += 1;
             idx += 1;
-            if idx >= self.size {
-                idx -= self.size;
+            if idx >= self.size as usize {
+                idx -= self.size as usize;
             }
         }
         self.count -= freed;
         self.bytes -= bytes;
         // Restart from the front once empty, so the buffer does not grow
-        // needlessly.
-        self.start = if self.count == 0 { 0 } else { idx };
+        // needlessly. `idx < size <= u32::MAX`.
+        self.start = if self.count == 0 { 0 } else { idx as u32 };
     }
 
     /// Whether no more messages may be sent: the count or the byte limit is
@@ -126,12 +136,12 @@ impl Inflights {
 
     /// The number of messages in flight.
     pub fn count(&self) -> usize {
-        self.count
+        self.count as usize
     }
 
     /// The most messages allowed in flight.
     pub fn cap(&self) -> usize {
-        self.size
+        self.size as usize
     }
 
     /// The total bytes of the messages in flight.
@@ -148,7 +158,7 @@ impl Inflights {
     pub fn shrink_idle(&mut self) {
         if self.count == 0 {
             self.start = 0;
-            self.buffer = Vec::new();
+            self.buffer = Box::default();
         }
     }
 
@@ -174,14 +184,14 @@ mod tests {
             .collect()
     }
 
-    fn window(start: usize, count: usize, bytes: u64, buf: Vec<Inflight>) -> Inflights {
+    fn window(start: u32, count: u32, bytes: u64, buf: Vec<Inflight>) -> Inflights {
         Inflights {
+            buffer: buf.into_boxed_slice(),
+            bytes,
+            max_bytes: 0,
             start,
             count,
-            bytes,
             size: 10,
-            max_bytes: 0,
-            buffer: buf,
         }
     }
 

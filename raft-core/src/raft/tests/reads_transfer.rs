@@ -324,7 +324,7 @@ fn test_read_only_for_new_leader() {
     let wctx: &'static [u8] = b"ctx";
     nt.send(vec![read_msg(1, 1, wctx)]);
     assert!(nt.peer(1).read_states.is_empty());
-    assert_eq!(nt.peer(1).pending_read_index_messages.len(), 1);
+    assert_eq!(nt.peer(1).read_only.waiting_len(), 1);
 
     nt.recover();
 
@@ -344,7 +344,7 @@ fn test_read_only_for_new_leader() {
 
     // The postponed read was answered once the leader committed in its term.
     assert_eq!(sm.read_states, vec![read_state(windex, wctx)]);
-    assert!(sm.pending_read_index_messages.is_empty());
+    assert!(sm.read_only.no_waiting());
 
     // New reads are served at once.
     nt.send(vec![read_msg(1, 1, wctx)]);
@@ -703,7 +703,7 @@ fn test_read_after_acknowledged_write() {
     nt.send(vec![read_msg(3, 3, b"new-leader-via-3")]);
     assert!(nt.peer(2).read_states.is_empty());
     assert!(nt.peer(3).read_states.is_empty());
-    assert_eq!(nt.peer(2).pending_read_index_messages.len(), 2);
+    assert_eq!(nt.peer(2).read_only.waiting_len(), 2);
 
     // ... and are answered once it committed an entry of its term.
     nt.recover();
