@@ -56,6 +56,7 @@ func BenchmarkB7(b *testing.B) {
 					work = append(work, item{t, it.g})
 				}
 				out = out[:0]
+				nd.Sent()
 			}
 		}
 		sweep := func() {

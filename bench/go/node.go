@@ -44,6 +44,10 @@ type node interface {
 	// Cycle runs one Ready cycle: persist, marshal messages into out,
 	// apply committed entries, advance.
 	Cycle(out *[]wire, app *applied)
+	// Sent says that the messages the Cycles since the last Sent put into
+	// out were delivered: their bytes may be released (the zero-copy host
+	// hands out the library's memory until then).
+	Sent()
 	Compact(index uint64)
 	IsLeader() bool
 	Close()

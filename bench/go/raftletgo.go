@@ -123,6 +123,9 @@ func (n *raftletNode) Cycle(out *[]wire, app *applied) {
 	n.rn.Advance(rd)
 }
 
+// Sent: the typed API's messages are copied into Go memory already.
+func (n *raftletNode) Sent() {}
+
 func (n *raftletNode) Compact(index uint64) {
 	if err := n.storage.Compact(index); err != nil {
 		panic(err)

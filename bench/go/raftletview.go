@@ -9,14 +9,19 @@ import (
 
 // raftletView is raftlet through its Go binding's zero-copy API: Ready
 // read in place and persisted to the MemoryStorage in the same crossing
-// (RawNode.ReadyViewPersisted, payloads not copied), messages sent as the library encoded them (copied once,
-// into the wire buffer, as a transport copies into its socket), the
+// (RawNode.ReadyViewPersisted, payloads not copied), messages sent as the
+// library encoded them, from the Ready's memory (the view advanced once
+// they were delivered: Sent), the
 // messages for one node stepped in one crossing (StepBatch), batch
 // proposals in one crossing (ProposeBatch) and the B4 sweep through a
 // TickSet (one crossing for all groups).
 type raftletView struct {
 	rn      *raftlet.RawNode
 	storage *raftlet.MemoryStorage
+	// The last Ready whose messages were sent straight from its memory:
+	// advanced (which releases it and every earlier one) by Sent, once
+	// the transport is done with them. Invalid when none is held.
+	held raftlet.ReadyView
 }
 
 func newRaftletView(id uint64, voters []uint64) node {
@@ -74,9 +79,12 @@ func (n *raftletView) Cycle(out *[]wire, app *applied) {
 	if err != nil {
 		panic(err)
 	}
+	// The messages go out as the library encoded them, straight from the
+	// Ready's memory (its one copy, as etcd's Marshal is etcd's): the
+	// view is advanced by Sent, after the transport is done with them.
 	for i := range msgs {
 		m := &msgs[i]
-		*out = append(*out, wire{to: m.To, data: append([]byte(nil), m.Data()...)})
+		*out = append(*out, wire{to: m.To, data: m.Data()})
 	}
 	rss, _ := v.ReadStates()
 	app.reads += uint64(len(rss))
@@ -107,9 +115,28 @@ func (n *raftletView) Cycle(out *[]wire, app *applied) {
 		}
 		app.index = e.Index
 	}
+	if len(msgs) > 0 || n.held.Valid() {
+		// Advanced by Sent: advancing it now would release the memory
+		// of the messages handed out (its own, or an earlier Ready's).
+		n.held = v
+		return
+	}
 	if err := n.rn.AdvanceView(v); err != nil {
 		panic(err)
 	}
+	n.held = raftlet.ReadyView{}
+}
+
+// Sent advances the last Ready whose messages were handed out, which
+// releases it and every earlier one.
+func (n *raftletView) Sent() {
+	if !n.held.Valid() {
+		return
+	}
+	if err := n.rn.AdvanceView(n.held); err != nil {
+		panic(err)
+	}
+	n.held = raftlet.ReadyView{}
 }
 
 func (n *raftletView) Compact(index uint64) {

@@ -98,6 +98,10 @@ func (c *cluster) pump() {
 				c.byDest[i] = bs[:0]
 			}
 		}
+		clear(c.inf)
+		for _, n := range c.nodes {
+			n.Sent()
+		}
 	}
 }
 
@@ -221,12 +225,14 @@ func BenchmarkB3(b *testing.B) {
 			n.Campaign()
 			for n.HasReady() {
 				n.Cycle(&out, &app)
+				n.Sent()
 			}
 			run := func(k int) {
 				for i := 0; i < k; i++ {
 					n.Propose(freshPayload(128, byte(i)))
 					for n.HasReady() {
 						n.Cycle(&out, &app)
+						n.Sent()
 					}
 				}
 			}
@@ -269,6 +275,7 @@ func BenchmarkB4(b *testing.B) {
 					n.Cycle(&out, &app)
 				}
 				out = out[:0]
+				n.Sent()
 				nodes = append(nodes, n)
 			}
 			runtime.GC()
@@ -305,6 +312,7 @@ func BenchmarkB4(b *testing.B) {
 							n.Cycle(&out, &app)
 						}
 						out = out[:0]
+						n.Sent()
 					}
 					b.StartTimer()
 				}
