@@ -193,10 +193,15 @@ impl PayloadWriter {
 
     /// One entry of an entries operation, from its raftpb bytes.
     pub(crate) fn entry(&mut self, term: u64, raw: &[u8]) {
-        self.buf.extend_from_slice(&term.to_le_bytes());
-        self.buf
-            .extend_from_slice(&(raw.len() as u32).to_le_bytes());
+        self.entry_frame(term, raw.len());
         self.buf.extend_from_slice(raw);
+    }
+
+    /// An entry's framing: its term and the length of its raftpb bytes,
+    /// which follow.
+    fn entry_frame(&mut self, term: u64, len: usize) {
+        self.buf.extend_from_slice(&term.to_le_bytes());
+        self.buf.extend_from_slice(&(len as u32).to_le_bytes());
     }
 
     /// One entry of an entries operation, encoded here: its fields go to
@@ -209,8 +214,7 @@ impl PayloadWriter {
         let data: &[u8] = e.data.as_deref().unwrap_or_default();
         let len = n + data.len();
         self.buf.reserve(12 + len);
-        self.buf.extend_from_slice(&e.term.to_le_bytes());
-        self.buf.extend_from_slice(&(len as u32).to_le_bytes());
+        self.entry_frame(e.term, len);
         self.buf.extend_from_slice(&head[..n]);
         self.buf.extend_from_slice(data);
     }
@@ -262,6 +266,12 @@ impl PayloadWriter {
     }
 }
 
+/// The error for a payload that ends inside an operation, at byte `pos`.
+#[cold]
+fn truncated(pos: usize) -> String {
+    format!("operation truncated at payload byte {pos}")
+}
+
 /// Reads the operations of a payload one by one.
 pub(crate) struct PayloadReader<'a> {
     buf: &'a [u8],
@@ -278,7 +288,7 @@ impl<'a> PayloadReader<'a> {
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.buf.len())
-            .ok_or_else(|| format!("operation truncated at payload byte {}", self.pos))?;
+            .ok_or_else(|| truncated(self.pos))?;
         let s = &self.buf[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -325,13 +335,13 @@ impl<'a> PayloadReader<'a> {
                 for _ in 0..count {
                     // One bounds check for the framing, one for the entry.
                     let Some(frame) = buf.get(pos..pos + 12) else {
-                        return Err(format!("operation truncated at payload byte {pos}"));
+                        return Err(truncated(pos));
                     };
                     let term = u64_at(frame, 0);
                     let len = u32_at(frame, 8);
                     let at = pos + 12;
                     if len as usize > buf.len() - at {
-                        return Err(format!("operation truncated at payload byte {at}"));
+                        return Err(truncated(at));
                     }
                     entries.push(EntryRef { term, at, len });
                     pos = at + len as usize;
