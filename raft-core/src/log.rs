@@ -160,7 +160,7 @@ impl<S: Storage> RaftLog<S> {
     /// # Panics
     /// If `a` conflicts with a committed entry: a safety violation.
     // Ported from etcd-io/raft log.go (maybeAppend).
-    pub fn maybe_append(&mut self, a: LogSlice, committed: u64) -> Option<u64> {
+    pub fn maybe_append(&mut self, mut a: LogSlice, committed: u64) -> Option<u64> {
         if !self.match_term(a.prev) {
             return None;
         }
@@ -179,7 +179,7 @@ impl<S: Storage> RaftLog<S> {
                 "index, {start}, is out of range [{}]",
                 a.entries.len()
             );
-            self.append(&a.entries[start as usize..]);
+            self.append_taken(&mut a.entries[start as usize..]);
         }
         self.commit_to(committed.min(last_new));
         Some(last_new)
@@ -192,17 +192,32 @@ impl<S: Storage> RaftLog<S> {
     /// If that would truncate committed entries.
     // Ported from etcd-io/raft log.go (append).
     pub fn append(&mut self, ents: &[Entry]) -> u64 {
-        let Some(head) = ents.first() else {
-            return self.last_index();
-        };
-        let after = head.index.saturating_sub(1);
+        if let Some(head) = ents.first() {
+            self.check_append_after(head.index);
+            self.unstable.truncate_and_append(ents);
+        }
+        self.last_index()
+    }
+
+    /// [`RaftLog::append`] that moves the entries out of `ents` (leaving
+    /// default entries behind) instead of cloning them.
+    pub(crate) fn append_taken(&mut self, ents: &mut [Entry]) -> u64 {
+        if let Some(head) = ents.first() {
+            self.check_append_after(head.index);
+            self.unstable.truncate_and_append_taken(ents);
+        }
+        self.last_index()
+    }
+
+    /// Panics unless entries from index `head` on may be replaced: none of
+    /// them is committed.
+    fn check_append_after(&self, head: u64) {
+        let after = head.saturating_sub(1);
         assert!(
             after >= self.committed,
             "after({after}) is out of range [committed({})]",
             self.committed
         );
-        self.unstable.truncate_and_append(ents);
-        self.last_index()
     }
 
     /// The index of the first entry of `ents` (consecutive) that is not in the

@@ -174,27 +174,39 @@ impl Unstable {
     /// the index of `ents[0]` on.
     // Ported from etcd-io/raft log_unstable.go (truncateAndAppend).
     pub fn truncate_and_append(&mut self, ents: &[Entry]) {
-        let Some(head) = ents.first() else {
-            return;
-        };
-        let from = head.index;
+        if let Some(head) = ents.first() {
+            self.splice_in(head.index, ents.iter().cloned());
+        }
+    }
+
+    /// [`Unstable::truncate_and_append`] that moves the entries out of
+    /// `ents` (leaving default entries behind) instead of cloning them: a
+    /// payload changes hands without touching its reference count.
+    pub(crate) fn truncate_and_append_taken(&mut self, ents: &mut [Entry]) {
+        if let Some(head) = ents.first() {
+            let from = head.index;
+            self.splice_in(from, ents.iter_mut().map(std::mem::take));
+        }
+    }
+
+    /// Drops the entries held from index `from` on, then appends `ents`,
+    /// whose first entry has index `from`.
+    fn splice_in(&mut self, from: u64, ents: impl ExactSizeIterator<Item = Entry>) {
         if from == self.offset + self.entries.len() as u64 {
             // Right after the last entry: plain append.
-            self.entries.extend_from_slice(ents);
         } else if from <= self.offset {
             // Everything held is replaced; the log restarts at `from`.
             self.entries.clear();
-            self.entries.extend_from_slice(ents);
             self.offset = from;
             self.offset_in_progress = from;
         } else {
             // Keep [offset, from), then append.
             self.must_check_out_of_bounds(self.offset, from);
             self.entries.truncate((from - self.offset) as usize);
-            self.entries.extend_from_slice(ents);
             // Only the kept entries may still be in progress.
             self.offset_in_progress = self.offset_in_progress.min(from);
         }
+        self.entries.extend(ents);
     }
 
     /// The entries with indexes in `[lo, hi)`, which must all be held here.

@@ -223,7 +223,8 @@ impl<S: Storage> Raft<S> {
     }
 
     /// [`Raft::append_entry`] over a slice, so a single proposal needs no
-    /// vector.
+    /// vector. The entries are moved into the log when appended (default
+    /// entries are left in `es`); on refusal `es` is left as it was.
     pub(crate) fn append_entries(&mut self, es: &mut [Entry]) -> bool {
         let li = self.raft_log.last_index();
         if es.len() as u64 > crate::validate::MAX_TERM_OR_INDEX.saturating_sub(li) {
@@ -238,7 +239,7 @@ impl<S: Storage> Raft<S> {
         if !self.increase_uncommitted_size(es) {
             return false;
         }
-        let li = self.raft_log.append(es);
+        let li = self.raft_log.append_taken(es);
         // The leader's own acknowledgement counts only once the entries are
         // durable: it is stepped back in after the host persisted them.
         let mut m = Message::new(MessageType::MsgAppResp, INVALID_ID, self.id);
