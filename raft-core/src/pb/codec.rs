@@ -300,9 +300,12 @@ impl WriteRaw for Entry {
 pub const ENTRY_HEAD_MAX: usize = 3 * 11 + 11;
 
 /// Writes the varint field `tag`, `v` at `head[at..]`; returns the end.
+/// Fields are staged in a small array and appended to the output in one
+/// copy, rather than pushed a byte at a time (each push checks the
+/// vector's capacity and stores its length again).
 #[inline]
-fn put_varint_field_at(
-    head: &mut [u8; ENTRY_HEAD_MAX],
+fn put_varint_field_at<const N: usize>(
+    head: &mut [u8; N],
     mut at: usize,
     tag: u8,
     mut v: u64,
@@ -316,6 +319,24 @@ fn put_varint_field_at(
     }
     head[at] = v as u8;
     at + 1
+}
+
+/// The most bytes [`Message`]'s scalar fields before its entries take:
+/// six varint fields of at most 11 bytes each (tag and ten-byte varint).
+const MESSAGE_HEAD_MAX: usize = 6 * 11;
+
+/// Appends an entry as field `tag` of a message: tag, length and body,
+/// measuring the body from its head (one pass over the entry's fields).
+#[inline]
+fn put_entry_field(buf: &mut Vec<u8>, tag: u8, e: &Entry) {
+    let mut head = [0u8; ENTRY_HEAD_MAX];
+    let n = e.encode_head(&mut head);
+    let data: &[u8] = e.data.as_deref().unwrap_or_default();
+    let mut pre = [0u8; 11];
+    let p = put_varint_field_at(&mut pre, 0, tag, (n + data.len()) as u64);
+    buf.extend_from_slice(&pre[..p]);
+    buf.extend_from_slice(&head[..n]);
+    buf.extend_from_slice(data);
 }
 
 impl Entry {
@@ -451,23 +472,35 @@ impl WriteRaw for Message {
     }
 
     fn write_raw(&self, buf: &mut Vec<u8>) {
-        put_varint_field(buf, tag(1, WT_VARINT), enum_u64(self.msg_type.0));
-        put_varint_field(buf, tag(2, WT_VARINT), self.to);
-        put_varint_field(buf, tag(3, WT_VARINT), self.from);
-        put_varint_field(buf, tag(4, WT_VARINT), self.term);
-        put_varint_field(buf, tag(5, WT_VARINT), self.log_term);
-        put_varint_field(buf, tag(6, WT_VARINT), self.index);
+        let mut head = [0u8; MESSAGE_HEAD_MAX];
+        let mut at =
+            put_varint_field_at(&mut head, 0, tag(1, WT_VARINT), enum_u64(self.msg_type.0));
+        at = put_varint_field_at(&mut head, at, tag(2, WT_VARINT), self.to);
+        at = put_varint_field_at(&mut head, at, tag(3, WT_VARINT), self.from);
+        at = put_varint_field_at(&mut head, at, tag(4, WT_VARINT), self.term);
+        at = put_varint_field_at(&mut head, at, tag(5, WT_VARINT), self.log_term);
+        at = put_varint_field_at(&mut head, at, tag(6, WT_VARINT), self.index);
+        buf.extend_from_slice(&head[..at]);
         for e in &self.entries {
-            put_message_field(buf, tag(7, WT_LEN), e);
+            put_entry_field(buf, tag(7, WT_LEN), e);
         }
-        put_varint_field(buf, tag(8, WT_VARINT), self.commit);
+        // The fields after the entries, staged the same way (at most four
+        // varint fields between flushes).
+        at = put_varint_field_at(&mut head, 0, tag(8, WT_VARINT), self.commit);
         if let Some(s) = &self.snapshot {
+            buf.extend_from_slice(&head[..at]);
+            at = 0;
             put_message_field(buf, tag(9, WT_LEN), s.as_ref());
         }
-        put_varint_field(buf, tag(10, WT_VARINT), u64::from(self.reject));
-        put_varint_field(buf, tag(11, WT_VARINT), self.reject_hint);
-        put_opt_bytes_field(buf, tag(12, WT_LEN), &self.context);
-        put_varint_field(buf, tag(13, WT_VARINT), self.vote);
+        at = put_varint_field_at(&mut head, at, tag(10, WT_VARINT), u64::from(self.reject));
+        at = put_varint_field_at(&mut head, at, tag(11, WT_VARINT), self.reject_hint);
+        if let Some(c) = &self.context {
+            buf.extend_from_slice(&head[..at]);
+            at = 0;
+            put_bytes_field(buf, tag(12, WT_LEN), c);
+        }
+        at = put_varint_field_at(&mut head, at, tag(13, WT_VARINT), self.vote);
+        buf.extend_from_slice(&head[..at]);
         for r in &self.responses {
             put_message_field(buf, tag(14, WT_LEN), r);
         }
