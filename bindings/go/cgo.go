@@ -43,6 +43,12 @@ package raftlet
 #cgo nocallback go_node_advance_hr
 #cgo noescape go_node_ready_flat
 #cgo nocallback go_node_ready_flat
+#cgo noescape go_node_advance_ready_flat
+#cgo nocallback go_node_advance_ready_flat
+#cgo noescape go_node_step_batch_ready
+#cgo nocallback go_node_step_batch_ready
+#cgo noescape go_node_packed_step_ready
+#cgo nocallback go_node_packed_step_ready
 #cgo noescape go_tick_many
 #cgo nocallback go_tick_many
 #cgo noescape go_storage_append_ready
@@ -477,24 +483,73 @@ typedef struct {
 	go_res persist;
 } go_ready_flat_res;
 
+static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_ready, go_ready_flat_res *r);
+
 // Takes the next ready and its flat view, persists it into s when s is
 // not NULL, then reads has_ready: a whole Ready in one crossing. rd is
 // NULL when no ready was taken; a failed write leaves the ready taken.
 static go_ready_flat_res go_node_ready_flat(raftlet_node *n, raftlet_storage *s) {
 	go_ready_flat_res r;
 	memset(&r, 0, sizeof r);
-	raftlet_result rc = raftlet_node_ready(n, &r.rd);
-	if (rc == RAFTLET_OK) {
-		rc = raftlet_ready_view(r.rd, &r.flat);
-		if (rc != RAFTLET_OK) {
-			raftlet_ready_free(r.rd);
-			r.rd = NULL;
-		}
-	}
-	r.hr.res = go_res_of(rc);
-	if (rc == RAFTLET_OK && s != NULL) r.persist = go_res_of(raftlet_storage_append_ready(s, r.rd));
-	go_hr(n, &r.hr);
+	go_take_ready(n, s, false, &r);
 	return r;
+}
+
+// What a call that ends with "and take the next ready" returns: the
+// outcome of its first part (an advance, a step), then, when that left
+// the node with a ready (next.hr.has on return from the first part), the
+// ready taken and persisted as go_node_ready_flat does (next.rd NULL
+// when none was taken).
+typedef struct {
+	go_res first;
+	go_ready_flat_res next;
+} go_then_ready_res;
+
+// Takes the next ready, if the node has one, into r->next (persisted
+// into s) as go_node_ready_flat: one call of the library.
+static void go_then_take(raftlet_node *n, raftlet_storage *s, go_then_ready_res *r) {
+	go_take_ready(n, s, true, &r->next);
+}
+
+// Advances rd (freed on success) and, when the node then has a ready,
+// takes it persisted into s: the end of one Ready cycle and the start of
+// the next in one crossing.
+static go_then_ready_res go_node_advance_ready_flat(raftlet_node *n, raftlet_ready *rd, raftlet_storage *s) {
+	go_then_ready_res r;
+	memset(&r, 0, sizeof r);
+	raftlet_result rc = raftlet_node_advance(n, rd);
+	r.first = go_res_of(rc);
+	if (rc != RAFTLET_OK) {
+		go_hr(n, &r.next.hr);
+		return r;
+	}
+	raftlet_ready_free(rd);
+	go_then_take(n, s, &r);
+	return r;
+}
+
+// Steps msgs (every one, as raftlet_node_step_batch) and, when the node
+// then has a ready, takes it persisted into s.
+static go_then_ready_res go_node_step_batch_ready(raftlet_node *n, const raftlet_bytes *msgs, size_t count,
+		raftlet_storage *s) {
+	go_then_ready_res r;
+	memset(&r, 0, sizeof r);
+	r.first = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
+	go_then_take(n, s, &r);
+	return r;
+}
+
+// Fills *r (zeroed by the caller) as go_node_ready_flat returns it,
+// with one call of the library (raftlet_node_ready_flat); with
+// only_if_ready, r->rd stays NULL when the node has no ready.
+static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_ready, go_ready_flat_res *r) {
+	raftlet_result persist = RAFTLET_OK;
+	bool has = false;
+	raftlet_result rc = raftlet_node_ready_flat(n, s, only_if_ready, &r->rd, &r->flat, &persist, &has);
+	r->hr.res = go_res_of(rc);
+	r->hr.has = has;
+	r->hr.known = rc == RAFTLET_OK;
+	r->persist = go_res_of(persist);
 }
 // A batch packed in one buffer: item i is the lens[i] bytes after the
 // previous items (Go memory without Go pointers, read for the call).
@@ -520,6 +575,31 @@ static go_hr_res go_node_packed_batch(raftlet_node *n, const uint8_t *buf, const
 	r.res = go_res_of(rc);
 	if (items != stack) free(items);
 	go_hr(n, &r);
+	return r;
+}
+// go_node_packed_batch's step, then the next ready as
+// go_node_step_batch_ready.
+static go_then_ready_res go_node_packed_step_ready(raftlet_node *n, const uint8_t *buf, const size_t *lens,
+		size_t count, raftlet_storage *s) {
+	go_then_ready_res r;
+	memset(&r, 0, sizeof r);
+	raftlet_bytes stack[64];
+	raftlet_bytes *items = count <= 64 ? stack : malloc(count * sizeof *items);
+	if (items == NULL) {
+		r.first.code = RAFTLET_ERR_INVALID_ARG;
+		r.first.msg = strdup("out of memory for the batch");
+		go_hr(n, &r.next.hr);
+		return r;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < count; i++) {
+		items[i].ptr = lens[i] ? buf + at : NULL;
+		items[i].len = lens[i];
+		at += lens[i];
+	}
+	r.first = go_res_of(raftlet_node_step_batch(n, items, count, NULL));
+	if (items != stack) free(items);
+	go_then_take(n, s, &r);
 	return r;
 }
 static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bitmap) {
@@ -1031,4 +1111,61 @@ func cTickMany(nodes []cNode, bitmap []byte) error {
 	}
 	return errorOf(C.go_tick_many((**C.raftlet_node)(unsafe.Pointer(&nodes[0])), C.size_t(len(nodes)),
 		(*C.uint8_t)(unsafe.Pointer(&bitmap[0]))))
+}
+
+// thenReady reads the "take the next ready" part of a go_then_ready_res:
+// the ready taken (nil when none was), put in a handle of nh, and
+// has_ready after it. err is a failure to take it (nothing taken);
+// persistErr, with a ready taken, the outcome of its write.
+func thenReady(r *C.go_then_ready_res, nh *nodeHandle) (h *readyHandle, has, known bool, persistErr, err error) {
+	if err := errorOf(r.next.hr.res); err != nil {
+		return nil, false, false, nil, err
+	}
+	has, known = bool(r.next.hr.has), bool(r.next.hr.known)
+	if r.next.rd == nil {
+		return nil, has, known, nil, nil
+	}
+	h = nh.takeHandle()
+	h.p = r.next.rd
+	h.flat = r.next.flat
+	return h, has, known, errorOf(r.next.persist), nil
+}
+
+// cNodeAdvanceReadyFlat advances rd (freed on success: advErr nil) and,
+// when that left a ready, takes it into a handle of nh, persisted into s
+// when s is not nil (see thenReady), in one crossing.
+func cNodeAdvanceReadyFlat(n cNode, rd cReady, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+	advErr, persistErr, err error) {
+	r := C.go_node_advance_ready_flat(n, rd, s)
+	advErr = errorOf(r.first)
+	h, has, known, persistErr, err = thenReady(&r, nh)
+	return h, has, known, advErr, persistErr, err
+}
+
+// cNodeStepBatchReady steps msgs as cNodeStepBatch (stepErr its outcome)
+// and, when that left a ready, takes it as cNodeAdvanceReadyFlat does,
+// in one crossing.
+func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+	stepErr, persistErr, err error) {
+	var r C.go_then_ready_res
+	if b.packable(msgs) {
+		b.pack(msgs)
+		var bp *C.uint8_t
+		if len(b.buf) > 0 {
+			bp = (*C.uint8_t)(unsafe.Pointer(&b.buf[0]))
+		}
+		var lp *C.size_t
+		if len(b.lens) > 0 {
+			lp = &b.lens[0]
+		}
+		r = C.go_node_packed_step_ready(n, bp, lp, C.size_t(len(msgs)), s)
+	} else {
+		b.fill(msgs)
+		p, l := b.ptr()
+		r = C.go_node_step_batch_ready(n, p, l, s)
+	}
+	b.release()
+	stepErr = errorOf(r.first)
+	h, has, known, persistErr, err = thenReady(&r, nh)
+	return h, has, known, stepErr, persistErr, err
 }

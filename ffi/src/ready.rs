@@ -781,7 +781,7 @@ impl raftlet_ready {
         }
     }
 
-    fn flat_view(&self) -> raftlet_ready_flat {
+    pub(crate) fn flat_view(&self) -> raftlet_ready_flat {
         let f = self.flat.get_or_init(|| self.build_flat());
         fn ptr<T>(v: &[T]) -> *const T {
             if v.is_empty() {
