@@ -119,6 +119,9 @@ pub struct raftlet_ready {
 
 impl Drop for raftlet_ready {
     fn drop(&mut self) {
+        if let Some(f) = self.flat.take() {
+            SpareViews::put(f.entries, f.committed_entries);
+        }
         // The largest message-encoding buffer a node keeps for its next ready.
         const MAX_SPARE_BUF: usize = 64 << 20;
         let buf = std::mem::take(&mut self.buf);
@@ -139,6 +142,57 @@ struct FlatArrays {
     entries: Vec<raftlet_entry_view>,
     committed_entries: Vec<raftlet_entry_view>,
     read_states: Vec<raftlet_read_state_view>,
+}
+
+/// Emptied entry-view arrays kept for the next raftlet_ready_view of
+/// the thread: no allocation per ready for them. They are kept per
+/// thread, not per node, so that an idle group keeps nothing.
+#[derive(Default)]
+struct SpareViews {
+    entries: Vec<raftlet_entry_view>,
+    committed: Vec<raftlet_entry_view>,
+}
+
+thread_local! {
+    static SPARE_VIEWS: std::cell::RefCell<SpareViews> = Default::default();
+}
+
+impl SpareViews {
+    /// The thread's spare arrays (empty ones when there are none).
+    fn take() -> (Vec<raftlet_entry_view>, Vec<raftlet_entry_view>) {
+        SPARE_VIEWS
+            .try_with(|s| {
+                let mut s = s.borrow_mut();
+                (
+                    std::mem::take(&mut s.entries),
+                    std::mem::take(&mut s.committed),
+                )
+            })
+            .unwrap_or_default()
+    }
+
+    /// Keeps the arrays, emptied, for the thread's next ready (each
+    /// replaces a smaller one).
+    fn put(mut entries: Vec<raftlet_entry_view>, mut committed: Vec<raftlet_entry_view>) {
+        // The largest arrays a thread keeps (40 bytes a view).
+        const MAX_VIEWS: usize = 1024;
+        let (ce, cc) = (entries.capacity(), committed.capacity());
+        if (ce == 0 && cc == 0) || ce > MAX_VIEWS || cc > MAX_VIEWS {
+            return;
+        }
+        entries.clear();
+        committed.clear();
+        // During thread teardown the thread-local may be gone: dropped then.
+        let _ = SPARE_VIEWS.try_with(|s| {
+            let mut s = s.borrow_mut();
+            if s.entries.capacity() < ce {
+                s.entries = entries;
+            }
+            if s.committed.capacity() < cc {
+                s.committed = committed;
+            }
+        });
+    }
 }
 
 // SAFETY: the raw pointers inside point into data the ready owns and never
@@ -764,12 +818,20 @@ pub struct raftlet_ready_flat {
 impl raftlet_ready {
     fn build_flat(&self) -> FlatArrays {
         let rd = &self.rd;
+        let (mut entries, mut committed_entries) =
+            if rd.entries.is_empty() && rd.committed_entries.is_empty() {
+                (Vec::new(), Vec::new())
+            } else {
+                SpareViews::take()
+            };
+        entries.extend(rd.entries.iter().map(entry_view));
+        committed_entries.extend(rd.committed_entries.iter().map(entry_view));
         FlatArrays {
             messages: (0..self.spans.len())
                 .map(|i| self.message_view(i))
                 .collect(),
-            entries: rd.entries.iter().map(entry_view).collect(),
-            committed_entries: rd.committed_entries.iter().map(entry_view).collect(),
+            entries,
+            committed_entries,
             read_states: rd
                 .read_states
                 .iter()
