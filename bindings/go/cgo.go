@@ -615,8 +615,13 @@ import (
 // errorOf turns a helper's outcome into an error (nil on success).
 func errorOf(r C.go_res) error {
 	if r.code == 0 {
-		return nil
+		return nil // small enough to be inlined: the common case costs no call
 	}
+	return errorFrom(r)
+}
+
+// errorFrom is errorOf for a failure.
+func errorFrom(r C.go_res) error {
 	msg := ""
 	if r.msg != nil {
 		msg = C.GoString(r.msg)
@@ -1114,10 +1119,12 @@ func cTickMany(nodes []cNode, bitmap []byte) error {
 }
 
 // thenReady reads the "take the next ready" part of a go_then_ready_res:
-// the ready taken (nil when none was), put in a handle of nh, and
-// has_ready after it. err is a failure to take it (nothing taken);
-// persistErr, with a ready taken, the outcome of its write.
-func thenReady(r *C.go_then_ready_res, nh *nodeHandle) (h *readyHandle, has, known bool, persistErr, err error) {
+// the ready taken (nil when none was), put in reuse (a released handle)
+// or, when reuse is nil, in a handle of nh, and has_ready after it. err
+// is a failure to take it (nothing taken); persistErr, with a ready
+// taken, the outcome of its write.
+func thenReady(r *C.go_then_ready_res, nh *nodeHandle, reuse *readyHandle) (h *readyHandle, has, known bool,
+	persistErr, err error) {
 	if err := errorOf(r.next.hr.res); err != nil {
 		return nil, false, false, nil, err
 	}
@@ -1125,21 +1132,36 @@ func thenReady(r *C.go_then_ready_res, nh *nodeHandle) (h *readyHandle, has, kno
 	if r.next.rd == nil {
 		return nil, has, known, nil, nil
 	}
-	h = nh.takeHandle()
+	h = reuse
+	if h == nil {
+		h = nh.takeHandle()
+	}
 	h.p = r.next.rd
 	h.flat = r.next.flat
 	return h, has, known, errorOf(r.next.persist), nil
 }
 
-// cNodeAdvanceReadyFlat advances rd (freed on success: advErr nil) and,
-// when that left a ready, takes it into a handle of nh, persisted into s
-// when s is not nil (see thenReady), in one crossing.
-func cNodeAdvanceReadyFlat(n cNode, rd cReady, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+// cNodeAdvanceReadyFlat advances the ready of old, a pending handle of
+// nh, and, when that left a ready, takes it persisted into s when s is
+// not nil (see thenReady), in one crossing. On success (advErr nil) old
+// is released, with the earlier readies it covers, and the next ready,
+// if any, is put in old itself (its generation changed: the views of the
+// advanced ready are stale), so that a cycle costs no handle from the
+// pool.
+func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	advErr, persistErr, err error) {
-	r := C.go_node_advance_ready_flat(n, rd, s)
-	advErr = errorOf(r.first)
-	h, has, known, persistErr, err = thenReady(&r, nh)
-	return h, has, known, advErr, persistErr, err
+	r := C.go_node_advance_ready_flat(n, old.p, s)
+	if advErr = errorOf(r.first); advErr != nil {
+		return nil, false, false, advErr, nil, nil
+	}
+	nh.unpend(old)
+	old.p = nil // freed by the advance
+	old.gen++
+	h, has, known, persistErr, err = thenReady(&r, nh, old)
+	if h == nil {
+		handlePool.Put(old)
+	}
+	return h, has, known, nil, persistErr, err
 }
 
 // cNodeStepBatchReady steps msgs as cNodeStepBatch (stepErr its outcome)
@@ -1166,6 +1188,6 @@ func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeH
 	}
 	b.release()
 	stepErr = errorOf(r.first)
-	h, has, known, persistErr, err = thenReady(&r, nh)
+	h, has, known, persistErr, err = thenReady(&r, nh, nil)
 	return h, has, known, stepErr, persistErr, err
 }

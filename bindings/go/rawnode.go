@@ -568,19 +568,26 @@ func (rn *RawNode) advancePtr(h *readyHandle, gen uint64) (cNode, error) {
 // advanced releases h, advanced (its C ready freed by the advance), and
 // the earlier pending readies it covers.
 func (rn *RawNode) advanced(h *readyHandle) {
-	for i, r := range rn.h.pending {
-		if r == h {
-			for _, old := range rn.h.pending[:i] {
+	rn.h.unpend(h)
+	rn.h.releaseHandle(h)
+}
+
+// unpend takes the advanced ready of r out of the pending ones, and
+// releases the earlier ones it covers (freeing their C readies); r itself
+// is left to the caller.
+func (h *nodeHandle) unpend(r *readyHandle) {
+	for i, p := range h.pending {
+		if p == r {
+			for _, old := range h.pending[:i] {
 				cReadyFree(old.p)
-				rn.h.releaseHandle(old)
+				h.releaseHandle(old)
 			}
-			n := copy(rn.h.pending, rn.h.pending[i+1:])
-			clear(rn.h.pending[n:])
-			rn.h.pending = rn.h.pending[:n]
-			break
+			n := copy(h.pending, h.pending[i+1:])
+			clear(h.pending[n:])
+			h.pending = h.pending[:n]
+			return
 		}
 	}
-	rn.h.releaseHandle(h)
 }
 
 // AdvanceViewNext is AdvanceView(v) followed, when the node then has a
@@ -605,13 +612,12 @@ func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyVie
 			return ReadyView{}, err
 		}
 	}
-	h, has, known, advErr, persistErr, err := cNodeAdvanceReadyFlat(p, v.h.p, sp, rn.h)
+	h, has, known, advErr, persistErr, err := cNodeAdvanceReadyFlat(p, v.h, sp, rn.h)
 	runtime.KeepAlive(rn)
 	runtime.KeepAlive(s)
 	if advErr != nil {
 		return ReadyView{}, advErr
 	}
-	rn.advanced(v.h)
 	if err != nil {
 		return ReadyView{}, err
 	}
