@@ -979,12 +979,13 @@ raftlet_result raftlet_node_ready(struct raftlet_node *node, struct raftlet_read
 // raftlet_storage_append_ready and raftlet_node_has_ready in one call,
 // so that a binding handles the start of a Ready cycle in one crossing
 // of the ABI. The ready is handled as one from raftlet_node_ready (read,
-// send, apply, raftlet_node_advance, raftlet_ready_free); `*flat_out` is
-// its raftlet_ready_view.
+// send, apply, raftlet_node_advance, raftlet_ready_free); `*flat_out`
+// points to its flat view (what raftlet_ready_view copies out), in the
+// ready's memory: valid until raftlet_ready_free, like the views.
 //
 // With `only_if_ready`, nothing is taken when the node has no ready:
-// `*ready_out` is then NULL, `*has_ready_out` false and `*flat_out`
-// untouched. Without it a ready is always taken, possibly empty.
+// `*ready_out` and `*flat_out` are then NULL and `*has_ready_out`
+// false. Without it a ready is always taken, possibly empty.
 //
 // `*persist_out` gets the outcome of the write, as
 // raftlet_storage_append_ready returns it (RAFTLET_OK when `storage` is
@@ -1003,7 +1004,7 @@ raftlet_result raftlet_node_ready_flat(struct raftlet_node *node,
                                        struct raftlet_storage *storage,
                                        bool only_if_ready,
                                        struct raftlet_ready **ready_out,
-                                       struct raftlet_ready_flat *flat_out,
+                                       const struct raftlet_ready_flat **flat_out,
                                        raftlet_result *persist_out,
                                        bool *has_ready_out);
 

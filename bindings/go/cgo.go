@@ -473,13 +473,13 @@ static go_hr_res go_node_advance_hr(raftlet_node *n, raftlet_ready *rd) {
 	go_hr(n, &r);
 	return r;
 }
-// A ready taken with its flat view (returned by value: no pointer
-// argument for cgo to check) and, when persisted in the same crossing,
-// the outcome of the write.
+// A ready taken with its flat view (a pointer into the ready: the result
+// stays small, and no Go pointer crosses for cgo to check) and, when
+// persisted in the same crossing, the outcome of the write.
 typedef struct {
 	go_hr_res hr;
 	raftlet_ready *rd;
-	raftlet_ready_flat flat;
+	const raftlet_ready_flat *flat; // in the ready's memory
 	go_res persist;
 } go_ready_flat_res;
 
@@ -1155,7 +1155,7 @@ func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle
 		return nil, false, false, advErr, nil, nil
 	}
 	nh.unpend(old)
-	old.p = nil // freed by the advance
+	old.p, old.flat = nil, nil // freed by the advance
 	old.gen++
 	h, has, known, persistErr, err = thenReady(&r, nh, old)
 	if h == nil {

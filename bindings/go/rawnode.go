@@ -80,7 +80,7 @@ func (h *nodeHandle) takeHandle() *readyHandle { return handlePool.Get().(*ready
 // it is refused even once the handle holds another ready (of this node
 // or another).
 func (h *nodeHandle) releaseHandle(r *readyHandle) {
-	r.p = nil
+	r.p, r.flat = nil, nil
 	r.gen++
 	handlePool.Put(r)
 }
@@ -88,7 +88,7 @@ func (h *nodeHandle) releaseHandle(r *readyHandle) {
 func (h *nodeHandle) free() {
 	for _, r := range h.pending {
 		cReadyFree(r.p)
-		r.p = nil
+		r.p, r.flat = nil, nil
 		r.gen++ // not pooled: the cleanup may run on any goroutine
 	}
 	h.pending = nil

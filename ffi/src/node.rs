@@ -477,12 +477,13 @@ pub unsafe extern "C" fn raftlet_node_ready(
 /// raftlet_storage_append_ready and raftlet_node_has_ready in one call,
 /// so that a binding handles the start of a Ready cycle in one crossing
 /// of the ABI. The ready is handled as one from raftlet_node_ready (read,
-/// send, apply, raftlet_node_advance, raftlet_ready_free); `*flat_out` is
-/// its raftlet_ready_view.
+/// send, apply, raftlet_node_advance, raftlet_ready_free); `*flat_out`
+/// points to its flat view (what raftlet_ready_view copies out), in the
+/// ready's memory: valid until raftlet_ready_free, like the views.
 ///
 /// With `only_if_ready`, nothing is taken when the node has no ready:
-/// `*ready_out` is then NULL, `*has_ready_out` false and `*flat_out`
-/// untouched. Without it a ready is always taken, possibly empty.
+/// `*ready_out` and `*flat_out` are then NULL and `*has_ready_out`
+/// false. Without it a ready is always taken, possibly empty.
 ///
 /// `*persist_out` gets the outcome of the write, as
 /// raftlet_storage_append_ready returns it (RAFTLET_OK when `storage` is
@@ -503,7 +504,7 @@ pub unsafe extern "C" fn raftlet_node_ready_flat(
     storage: *mut raftlet_storage,
     only_if_ready: bool,
     ready_out: *mut *mut raftlet_ready,
-    flat_out: *mut crate::ready::raftlet_ready_flat,
+    flat_out: *mut *const crate::ready::raftlet_ready_flat,
     persist_out: *mut raftlet_result,
     has_ready_out: *mut bool,
 ) -> raftlet_result {
@@ -512,6 +513,7 @@ pub unsafe extern "C" fn raftlet_node_ready_flat(
         // SAFETY: non-null output pointers.
         unsafe {
             *ready_out = std::ptr::null_mut();
+            *flat_out = std::ptr::null();
             *persist_out = RAFTLET_OK;
             *has_ready_out = false;
         }
@@ -528,7 +530,7 @@ pub unsafe extern "C" fn raftlet_node_ready_flat(
         }
         // SAFETY: the ready just created, owned by the caller from here.
         let r = unsafe { &*taken };
-        let flat = r.flat_view();
+        let flat: *const crate::ready::raftlet_ready_flat = r.flat_ref();
         // SAFETY: non-null output pointers.
         unsafe {
             *ready_out = taken;

@@ -138,10 +138,17 @@ impl Drop for raftlet_ready {
 /// the ready's own immutable data (the message encodings, the entries'
 /// payloads, the read contexts), which lives as long as the ready.
 struct FlatArrays {
+    /// Owns the array `view.messages` points into (only read through it).
+    #[allow(dead_code)]
     messages: Vec<raftlet_message_view>,
     entries: Vec<raftlet_entry_view>,
     committed_entries: Vec<raftlet_entry_view>,
+    /// Owns the array `view.read_states` points into.
+    #[allow(dead_code)]
     read_states: Vec<raftlet_read_state_view>,
+    /// The whole flat view over these arrays (raftlet_ready_view copies
+    /// it; raftlet_node_ready_flat hands out a pointer to it).
+    view: raftlet_ready_flat,
 }
 
 /// Emptied entry-view arrays kept for the next raftlet_ready_view of
@@ -826,25 +833,47 @@ impl raftlet_ready {
             };
         entries.extend(rd.entries.iter().map(entry_view));
         committed_entries.extend(rd.committed_entries.iter().map(entry_view));
+        let messages: Vec<_> = (0..self.spans.len())
+            .map(|i| self.message_view(i))
+            .collect();
+        let read_states: Vec<_> = rd
+            .read_states
+            .iter()
+            .map(|rs| raftlet_read_state_view {
+                index: rs.index,
+                request_ctx: raftlet_bytes::from_slice(&rs.request_ctx),
+            })
+            .collect();
+        // The arrays' heap buffers do not move with the Vecs: the view's
+        // pointers stay valid in the struct.
+        let view = self.view_of(&messages, &entries, &committed_entries, &read_states);
         FlatArrays {
-            messages: (0..self.spans.len())
-                .map(|i| self.message_view(i))
-                .collect(),
+            messages,
             entries,
             committed_entries,
-            read_states: rd
-                .read_states
-                .iter()
-                .map(|rs| raftlet_read_state_view {
-                    index: rs.index,
-                    request_ctx: raftlet_bytes::from_slice(&rs.request_ctx),
-                })
-                .collect(),
+            read_states,
+            view,
         }
     }
 
+    /// The flat view (raftlet_ready_view), built on first use.
     pub(crate) fn flat_view(&self) -> raftlet_ready_flat {
-        let f = self.flat.get_or_init(|| self.build_flat());
+        *self.flat_ref()
+    }
+
+    /// The flat view in the ready's memory, built on first use: valid as
+    /// long as the ready.
+    pub(crate) fn flat_ref(&self) -> &raftlet_ready_flat {
+        &self.flat.get_or_init(|| self.build_flat()).view
+    }
+
+    fn view_of(
+        &self,
+        messages: &[raftlet_message_view],
+        entries: &[raftlet_entry_view],
+        committed_entries: &[raftlet_entry_view],
+        read_states: &[raftlet_read_state_view],
+    ) -> raftlet_ready_flat {
         fn ptr<T>(v: &[T]) -> *const T {
             if v.is_empty() {
                 std::ptr::null()
@@ -856,15 +885,15 @@ impl raftlet_ready {
         let hs = rd.hard_state.unwrap_or_default();
         let ss = rd.soft_state.unwrap_or_default();
         raftlet_ready_flat {
-            messages: ptr(&f.messages),
-            message_count: f.messages.len(),
+            messages: ptr(messages),
+            message_count: messages.len(),
             persisted_message_start: rd.messages.len(),
-            entries: ptr(&f.entries),
-            entry_count: f.entries.len(),
-            committed_entries: ptr(&f.committed_entries),
-            committed_entry_count: f.committed_entries.len(),
-            read_states: ptr(&f.read_states),
-            read_state_count: f.read_states.len(),
+            entries: ptr(entries),
+            entry_count: entries.len(),
+            committed_entries: ptr(committed_entries),
+            committed_entry_count: committed_entries.len(),
+            read_states: ptr(read_states),
+            read_state_count: read_states.len(),
             membership_event_count: rd.membership_events.len(),
             hard_state: raftlet_hard_state {
                 term: hs.term,
