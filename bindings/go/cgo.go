@@ -208,7 +208,8 @@ typedef struct {
 	bool has;
 } go_bool_res;
 
-static go_bool_res go_node_has_ready(raftlet_node *n) {
+static go_bool_res go_node_has_ready(uintptr_t n_) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_bool_res r;
 	r.has = false;
 	r.res = go_res_of(raftlet_node_has_ready(n, &r.has));
@@ -413,7 +414,11 @@ static go_bounds_res go_storage_bounds(raftlet_storage *s) {
 	return r;
 }
 
-// The hot path: each helper below is one crossing that also reports
+// The hot path: the C handles (node, ready, storage) of the helpers
+// below cross as uintptr_t: they are C memory, and cgo would otherwise
+// check at run time, for every pointer argument of every call, that it
+// does not point into the Go heap (cgocheck, ~40 instructions each).
+// Each helper below is one crossing that also reports
 // whether the node has a ready afterwards (known is false when that could
 // not be read), so that RawNode.HasReady needs no crossing of its own.
 typedef struct {
@@ -428,44 +433,52 @@ static void go_hr(raftlet_node *n, go_hr_res *r) {
 	r->has = h;
 }
 
-static go_hr_res go_node_propose_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+static go_hr_res go_node_propose_hr(uintptr_t n_, const uint8_t *d, size_t len) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_propose(n, d, len));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_step_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+static go_hr_res go_node_step_hr(uintptr_t n_, const uint8_t *d, size_t len) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_step(n, d, len));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_tick_hr(raftlet_node *n) {
+static go_hr_res go_node_tick_hr(uintptr_t n_) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_tick(n));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_read_index_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+static go_hr_res go_node_read_index_hr(uintptr_t n_, const uint8_t *d, size_t len) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_read_index(n, d, len));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_step_batch(raftlet_node *n, const raftlet_bytes *msgs, size_t count) {
+static go_hr_res go_node_step_batch(uintptr_t n_, const raftlet_bytes *msgs, size_t count) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_propose_batch(raftlet_node *n, const raftlet_bytes *ps, size_t count) {
+static go_hr_res go_node_propose_batch(uintptr_t n_, const raftlet_bytes *ps, size_t count) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_propose_batch(n, ps, count));
 	go_hr(n, &r);
 	return r;
 }
 // Advances and, on success, frees the ready; then reads has_ready.
-static go_hr_res go_node_advance_hr(raftlet_node *n, raftlet_ready *rd) {
+static go_hr_res go_node_advance_hr(uintptr_t n_, uintptr_t rd_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_ready *rd = (raftlet_ready *)rd_;
 	go_hr_res r;
 	raftlet_result rc = raftlet_node_advance(n, rd);
 	r.res = go_res_of(rc);
@@ -488,7 +501,9 @@ static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_read
 // Takes the next ready and its flat view, persists it into s when s is
 // not NULL, then reads has_ready: a whole Ready in one crossing. rd is
 // NULL when no ready was taken; a failed write leaves the ready taken.
-static go_ready_flat_res go_node_ready_flat(raftlet_node *n, raftlet_storage *s) {
+static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_storage *s = (raftlet_storage *)s_;
 	go_ready_flat_res r;
 	memset(&r, 0, sizeof r);
 	go_take_ready(n, s, false, &r);
@@ -514,7 +529,10 @@ static void go_then_take(raftlet_node *n, raftlet_storage *s, go_then_ready_res 
 // Advances rd (freed on success) and, when the node then has a ready,
 // takes it persisted into s: the end of one Ready cycle and the start of
 // the next in one crossing.
-static go_then_ready_res go_node_advance_ready_flat(raftlet_node *n, raftlet_ready *rd, raftlet_storage *s) {
+static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_, uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_ready *rd = (raftlet_ready *)rd_;
+	raftlet_storage *s = (raftlet_storage *)s_;
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	raftlet_result rc = raftlet_node_advance(n, rd);
@@ -530,8 +548,10 @@ static go_then_ready_res go_node_advance_ready_flat(raftlet_node *n, raftlet_rea
 
 // Steps msgs (every one, as raftlet_node_step_batch) and, when the node
 // then has a ready, takes it persisted into s.
-static go_then_ready_res go_node_step_batch_ready(raftlet_node *n, const raftlet_bytes *msgs, size_t count,
-		raftlet_storage *s) {
+static go_then_ready_res go_node_step_batch_ready(uintptr_t n_, const raftlet_bytes *msgs, size_t count,
+		uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_storage *s = (raftlet_storage *)s_;
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
@@ -553,8 +573,9 @@ static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_read
 }
 // A batch packed in one buffer: item i is the lens[i] bytes after the
 // previous items (Go memory without Go pointers, read for the call).
-static go_hr_res go_node_packed_batch(raftlet_node *n, const uint8_t *buf, const size_t *lens, size_t count,
+static go_hr_res go_node_packed_batch(uintptr_t n_, const uint8_t *buf, const size_t *lens, size_t count,
 		bool propose) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	raftlet_bytes stack[64];
 	raftlet_bytes *items = count <= 64 ? stack : malloc(count * sizeof *items);
@@ -579,8 +600,10 @@ static go_hr_res go_node_packed_batch(raftlet_node *n, const uint8_t *buf, const
 }
 // go_node_packed_batch's step, then the next ready as
 // go_node_step_batch_ready.
-static go_then_ready_res go_node_packed_step_ready(raftlet_node *n, const uint8_t *buf, const size_t *lens,
-		size_t count, raftlet_storage *s) {
+static go_then_ready_res go_node_packed_step_ready(uintptr_t n_, const uint8_t *buf, const size_t *lens,
+		size_t count, uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_storage *s = (raftlet_storage *)s_;
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	raftlet_bytes stack[64];
@@ -629,6 +652,16 @@ func errorFrom(r C.go_res) error {
 	}
 	return &Error{Code: Code(r.code), Msg: msg}
 }
+
+// nodeH is a C handle (C memory: never a Go pointer) as the uintptr_t
+// the hot helpers take, so that cgo does not check it on every call.
+func nodeH(p cNode) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
+
+// readyH is nodeH for a ready (see nodeH).
+func readyH(p cReady) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
+
+// storeH is nodeH for a storage (see nodeH).
+func storeH(p cStorage) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
 
 // bytesPtr is the C view of a Go byte slice for the duration of a call:
 // NULL for an empty slice.
@@ -779,7 +812,7 @@ func cNodeConfState(n cNode, out []byte) (int, error) {
 }
 
 func cNodeHasReady(n cNode) (bool, error) {
-	r := C.go_node_has_ready(n)
+	r := C.go_node_has_ready(nodeH(n))
 	return bool(r.has), errorOf(r.res)
 }
 
@@ -1034,7 +1067,7 @@ func cNodeLearners(n cNode) ([]LearnerStatus, error) {
 // With s not nil, the ready is persisted into s in the same crossing:
 // persistErr is the write's outcome (the ready is taken either way).
 func cReadyFlat(n cNode, s cStorage, h *readyHandle) (has, known bool, persistErr, err error) {
-	r := C.go_node_ready_flat(n, s)
+	r := C.go_node_ready_flat(nodeH(n), storeH(s))
 	if err := errorOf(r.hr.res); err != nil {
 		return false, false, nil, err
 	}
@@ -1049,24 +1082,24 @@ func hrOf(r C.go_hr_res) (has, known bool, err error) {
 
 func cNodeProposeHR(n cNode, data []byte) (bool, bool, error) {
 	p, l := bytesPtr(data)
-	return hrOf(C.go_node_propose_hr(n, p, l))
+	return hrOf(C.go_node_propose_hr(nodeH(n), p, l))
 }
 
 func cNodeStepHR(n cNode, msg []byte) (bool, bool, error) {
 	p, l := bytesPtr(msg)
-	return hrOf(C.go_node_step_hr(n, p, l))
+	return hrOf(C.go_node_step_hr(nodeH(n), p, l))
 }
 
-func cNodeTickHR(n cNode) (bool, bool, error) { return hrOf(C.go_node_tick_hr(n)) }
+func cNodeTickHR(n cNode) (bool, bool, error) { return hrOf(C.go_node_tick_hr(nodeH(n))) }
 
 func cNodeReadIndexHR(n cNode, ctx []byte) (bool, bool, error) {
 	p, l := bytesPtr(ctx)
-	return hrOf(C.go_node_read_index_hr(n, p, l))
+	return hrOf(C.go_node_read_index_hr(nodeH(n), p, l))
 }
 
 // cNodeAdvanceHR advances and frees the ready (only on success).
 func cNodeAdvanceHR(n cNode, rd cReady) (bool, bool, error) {
-	return hrOf(C.go_node_advance_hr(n, rd))
+	return hrOf(C.go_node_advance_hr(nodeH(n), readyH(rd)))
 }
 
 // cNodePackedBatch steps (or proposes) bufs packed into b's buffer: no
@@ -1081,7 +1114,7 @@ func cNodePackedBatch(n cNode, b *batch, bufs [][]byte, propose bool) (bool, boo
 	if len(b.lens) > 0 {
 		lp = &b.lens[0]
 	}
-	r := C.go_node_packed_batch(n, bp, lp, C.size_t(len(bufs)), C.bool(propose))
+	r := C.go_node_packed_batch(nodeH(n), bp, lp, C.size_t(len(bufs)), C.bool(propose))
 	b.release()
 	return hrOf(r)
 }
@@ -1092,7 +1125,7 @@ func cNodeStepBatch(n cNode, b *batch, msgs [][]byte) (bool, bool, error) {
 	}
 	b.fill(msgs)
 	p, l := b.ptr()
-	r := C.go_node_step_batch(n, p, l)
+	r := C.go_node_step_batch(nodeH(n), p, l)
 	b.release()
 	return hrOf(r)
 }
@@ -1103,7 +1136,7 @@ func cNodeProposeBatch(n cNode, b *batch, payloads [][]byte) (bool, bool, error)
 	}
 	b.fill(payloads)
 	p, l := b.ptr()
-	r := C.go_node_propose_batch(n, p, l)
+	r := C.go_node_propose_batch(nodeH(n), p, l)
 	b.release()
 	return hrOf(r)
 }
@@ -1150,7 +1183,7 @@ func thenReady(r *C.go_then_ready_res, nh *nodeHandle, reuse *readyHandle) (h *r
 // pool.
 func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	advErr, persistErr, err error) {
-	r := C.go_node_advance_ready_flat(n, old.p, s)
+	r := C.go_node_advance_ready_flat(nodeH(n), readyH(old.p), storeH(s))
 	if advErr = errorOf(r.first); advErr != nil {
 		return nil, false, false, advErr, nil, nil
 	}
@@ -1180,11 +1213,11 @@ func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeH
 		if len(b.lens) > 0 {
 			lp = &b.lens[0]
 		}
-		r = C.go_node_packed_step_ready(n, bp, lp, C.size_t(len(msgs)), s)
+		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s))
 	} else {
 		b.fill(msgs)
 		p, l := b.ptr()
-		r = C.go_node_step_batch_ready(n, p, l, s)
+		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s))
 	}
 	b.release()
 	stepErr = errorOf(r.first)
