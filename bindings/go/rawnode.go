@@ -576,6 +576,12 @@ func (rn *RawNode) advanced(h *readyHandle) {
 // releases the earlier ones it covers (freeing their C readies); r itself
 // is left to the caller.
 func (h *nodeHandle) unpend(r *readyHandle) {
+	if len(h.pending) == 1 && h.pending[0] == r {
+		// The usual case: one Ready in flight.
+		h.pending[0] = nil
+		h.pending = h.pending[:0]
+		return
+	}
 	for i, p := range h.pending {
 		if p == r {
 			for _, old := range h.pending[:i] {
