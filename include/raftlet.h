@@ -309,6 +309,114 @@ typedef struct raftlet_message_header {
   uint64_t term;
 } raftlet_message_header;
 
+// A message of a Ready: recipient, type and its raftpb encoding.
+typedef struct raftlet_message_view {
+  // The recipient's id.
+  uint64_t to;
+  // The sender's id.
+  uint64_t from;
+  // The raftpb MessageType number (MsgApp = 3, ...).
+  int32_t msg_type;
+  // The raftpb-encoded message, ready to send; owned by the ready.
+  struct raftlet_bytes data;
+} raftlet_message_view;
+
+// An entry of a Ready.
+typedef struct raftlet_entry_view {
+  // The entry's index.
+  uint64_t index;
+  // The entry's term.
+  uint64_t term;
+  // The raftpb EntryType number (0 normal, 1 conf change, 2 conf change v2).
+  int32_t entry_type;
+  // The payload; owned by the ready.
+  struct raftlet_bytes data;
+} raftlet_entry_view;
+
+// The answer to a read_index request.
+typedef struct raftlet_read_state_view {
+  // Reads are linearizable once the host applied up to this index.
+  uint64_t index;
+  // The context passed to raftlet_node_read_index; owned by the ready.
+  struct raftlet_bytes request_ctx;
+} raftlet_read_state_view;
+
+// Term, vote and commit.
+typedef struct raftlet_hard_state {
+  // The current term.
+  uint64_t term;
+  // The vote in that term (0 = none).
+  uint64_t vote;
+  // The commit index.
+  uint64_t commit;
+} raftlet_hard_state;
+
+// The leader and this node's role (0 follower, 1 candidate, 2 leader,
+// 3 pre-candidate).
+typedef struct raftlet_soft_state {
+  // The known leader (0 = none).
+  uint64_t leader_id;
+  // The role.
+  uint32_t role;
+} raftlet_soft_state;
+
+// A snapshot of a Ready.
+typedef struct raftlet_snapshot_view {
+  // The last index the snapshot covers.
+  uint64_t index;
+  // The term of that index.
+  uint64_t term;
+  // The host's state-machine data; owned by the ready.
+  struct raftlet_bytes data;
+  // The whole snapshot, raftpb-encoded; owned by the ready.
+  struct raftlet_bytes encoded;
+} raftlet_snapshot_view;
+
+// A whole ready as flat arrays, filled by raftlet_ready_view in one call,
+// so that a binding reads a ready with one crossing of the ABI and no
+// copy. Every pointer points into memory owned by the ready, valid until
+// raftlet_ready_free (views taken stay valid after the ready is advanced,
+// as for the other accessors). An array with a count of 0 may be NULL.
+typedef struct raftlet_ready_flat {
+  // All messages: the `persisted_message_start` ones that may be sent
+  // at once, then those to send once this ready and every earlier one
+  // are durable (as raftlet_ready_all_message).
+  const struct raftlet_message_view *messages;
+  // The number of `messages`.
+  size_t message_count;
+  // The index in `messages` of the first persisted message (equal to
+  // `message_count` when there is none).
+  size_t persisted_message_start;
+  // The entries to append to stable storage.
+  const struct raftlet_entry_view *entries;
+  // The number of `entries`.
+  size_t entry_count;
+  // The committed entries to apply, in order.
+  const struct raftlet_entry_view *committed_entries;
+  // The number of `committed_entries`.
+  size_t committed_entry_count;
+  // The read states (answers to raftlet_node_read_index).
+  const struct raftlet_read_state_view *read_states;
+  // The number of `read_states`.
+  size_t read_state_count;
+  // The number of membership events (raftlet_ready_membership_event).
+  size_t membership_event_count;
+  // The hard state to persist, valid when `has_hard_state`.
+  struct raftlet_hard_state hard_state;
+  // The soft state, valid when `has_soft_state`.
+  struct raftlet_soft_state soft_state;
+  // The snapshot to persist and apply, valid when `has_snapshot`.
+  struct raftlet_snapshot_view snapshot;
+  // Whether there is a hard state to persist.
+  bool has_hard_state;
+  // Whether the leader or the role changed.
+  bool has_soft_state;
+  // Whether there is a snapshot.
+  bool has_snapshot;
+  // Whether the ready's write must be synced to disk.
+  bool must_sync;
+} raftlet_ready_flat;
+
 // The scalar part of a node's status.
 typedef struct raftlet_status {
   // The node's id.
@@ -373,114 +481,6 @@ typedef struct raftlet_progress {
   // The index of the snapshot being sent (0 = none).
   uint64_t pending_snapshot;
 } raftlet_progress;
-
-// A message of a Ready: recipient, type and its raftpb encoding.
-typedef struct raftlet_message_view {
-  // The recipient's id.
-  uint64_t to;
-  // The sender's id.
-  uint64_t from;
-  // The raftpb MessageType number (MsgApp = 3, ...).
-  int32_t msg_type;
-  // The raftpb-encoded message, ready to send; owned by the ready.
-  struct raftlet_bytes data;
-} raftlet_message_view;
-
-// An entry of a Ready.
-typedef struct raftlet_entry_view {
-  // The entry's index.
-  uint64_t index;
-  // The entry's term.
-  uint64_t term;
-  // The raftpb EntryType number (0 normal, 1 conf change, 2 conf change v2).
-  int32_t entry_type;
-  // The payload; owned by the ready.
-  struct raftlet_bytes data;
-} raftlet_entry_view;
-
-// Term, vote and commit.
-typedef struct raftlet_hard_state {
-  // The current term.
-  uint64_t term;
-  // The vote in that term (0 = none).
-  uint64_t vote;
-  // The commit index.
-  uint64_t commit;
-} raftlet_hard_state;
-
-// The leader and this node's role (0 follower, 1 candidate, 2 leader,
-// 3 pre-candidate).
-typedef struct raftlet_soft_state {
-  // The known leader (0 = none).
-  uint64_t leader_id;
-  // The role.
-  uint32_t role;
-} raftlet_soft_state;
-
-// A snapshot of a Ready.
-typedef struct raftlet_snapshot_view {
-  // The last index the snapshot covers.
-  uint64_t index;
-  // The term of that index.
-  uint64_t term;
-  // The host's state-machine data; owned by the ready.
-  struct raftlet_bytes data;
-  // The whole snapshot, raftpb-encoded; owned by the ready.
-  struct raftlet_bytes encoded;
-} raftlet_snapshot_view;
-
-// The answer to a read_index request.
-typedef struct raftlet_read_state_view {
-  // Reads are linearizable once the host applied up to this index.
-  uint64_t index;
-  // The context passed to raftlet_node_read_index; owned by the ready.
-  struct raftlet_bytes request_ctx;
-} raftlet_read_state_view;
-
-// A whole ready as flat arrays, filled by raftlet_ready_view in one call,
-// so that a binding reads a ready with one crossing of the ABI and no
-// copy. Every pointer points into memory owned by the ready, valid until
-// raftlet_ready_free (views taken stay valid after the ready is advanced,
-// as for the other accessors). An array with a count of 0 may be NULL.
-typedef struct raftlet_ready_flat {
-  // All messages: the `persisted_message_start` ones that may be sent
-  // at once, then those to send once this ready and every earlier one
-  // are durable (as raftlet_ready_all_message).
-  const struct raftlet_message_view *messages;
-  // The number of `messages`.
-  size_t message_count;
-  // The index in `messages` of the first persisted message (equal to
-  // `message_count` when there is none).
-  size_t persisted_message_start;
-  // The entries to append to stable storage.
-  const struct raftlet_entry_view *entries;
-  // The number of `entries`.
-  size_t entry_count;
-  // The committed entries to apply, in order.
-  const struct raftlet_entry_view *committed_entries;
-  // The number of `committed_entries`.
-  size_t committed_entry_count;
-  // The read states (answers to raftlet_node_read_index).
-  const struct raftlet_read_state_view *read_states;
-  // The number of `read_states`.
-  size_t read_state_count;
-  // The number of membership events (raftlet_ready_membership_event).
-  size_t membership_event_count;
-  // The hard state to persist, valid when `has_hard_state`.
-  struct raftlet_hard_state hard_state;
-  // The soft state, valid when `has_soft_state`.
-  struct raftlet_soft_state soft_state;
-  // The snapshot to persist and apply, valid when `has_snapshot`.
-  struct raftlet_snapshot_view snapshot;
-  // Whether there is a hard state to persist.
-  bool has_hard_state;
-  // Whether the leader or the role changed.
-  bool has_soft_state;
-  // Whether there is a snapshot.
-  bool has_snapshot;
-  // Whether the ready's write must be synced to disk.
-  bool must_sync;
-} raftlet_ready_flat;
 
 #ifdef __cplusplus
 extern "C" {
@@ -972,6 +972,41 @@ raftlet_result raftlet_node_has_ready(const struct raftlet_node *node, bool *has
 // storage as they were, but it cannot write what the host skipped.
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_node_ready(struct raftlet_node *node, struct raftlet_ready **ready_out);
+
+// Takes the next ready with its flat view and, when `storage` is not
+// NULL, persists it there, then reads whether the node has another
+// ready: raftlet_node_ready, raftlet_ready_view,
+// raftlet_storage_append_ready and raftlet_node_has_ready in one call,
+// so that a binding handles the start of a Ready cycle in one crossing
+// of the ABI. The ready is handled as one from raftlet_node_ready (read,
+// send, apply, raftlet_node_advance, raftlet_ready_free); `*flat_out`
+// points to its flat view (what raftlet_ready_view copies out), in the
+// ready's memory: valid until raftlet_ready_free, like the views.
+//
+// With `only_if_ready`, nothing is taken when the node has no ready:
+// `*ready_out` and `*flat_out` are then NULL and `*has_ready_out`
+// false. Without it a ready is always taken, possibly empty.
+//
+// `*persist_out` gets the outcome of the write, as
+// raftlet_storage_append_ready returns it (RAFTLET_OK when `storage` is
+// NULL or no ready was taken). When the write fails the ready is taken
+// all the same and the thread's last error message is the write's:
+// nothing of it is durable; persist it again before sending its
+// messages or advancing it. The write happens outside the node lock, as
+// with the separate calls. `*has_ready_out` is true when the node has a
+// ready after this one (also when that could not be read, a node
+// poisoned meanwhile: the next call reports it).
+//
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG (`node`, `ready_out`,
+// `flat_out`, `persist_out` or `has_ready_out` NULL) or RAFTLET_PANIC
+// (the node is poisoned; nothing is taken).
+raftlet_result raftlet_node_ready_flat(struct raftlet_node *node,
+                                       struct raftlet_storage *storage,
+                                       bool only_if_ready,
+                                       struct raftlet_ready **ready_out,
+                                       const struct raftlet_ready_flat **flat_out,
+                                       raftlet_result *persist_out,
+                                       bool *has_ready_out);
 
 // Reports that `ready` was fully handled: persisted, sent, and its
 // committed entries (and those of earlier readies) applied; committed

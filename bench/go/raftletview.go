@@ -14,7 +14,11 @@ import (
 // they were delivered: Sent), the
 // messages for one node stepped in one crossing (StepBatch), batch
 // proposals in one crossing (ProposeBatch) and the B4 sweep through a
-// TickSet (one crossing for all groups).
+// TickSet (one crossing for all groups). A call that ends a Ready cycle
+// (AdvanceViewNext) or steps a network read (StepBatchReady) takes the
+// next Ready, persisted, in its own crossing when there is one: the same
+// Ready the next Cycle would take, as nothing reaches the node in
+// between (StepBatchReady is used only when no Ready is held).
 type raftletView struct {
 	rn      *raftlet.RawNode
 	storage *raftlet.MemoryStorage
@@ -22,6 +26,10 @@ type raftletView struct {
 	// advanced (which releases it and every earlier one) by Sent, once
 	// the transport is done with them. Invalid when none is held.
 	held raftlet.ReadyView
+	// The next Ready, taken and persisted by the crossing that ended the
+	// last cycle or stepped the last messages: what Cycle handles next.
+	// Invalid when none was waiting.
+	next raftlet.ReadyView
 }
 
 func newRaftletView(id uint64, voters []uint64) node {
@@ -62,15 +70,31 @@ func (n *raftletView) Step(b []byte) { _ = n.rn.StepBytes(b) }
 
 // StepMany: the messages of a peer's network read, in one crossing
 // (errors, as for Step, are a network's: dropped).
-func (n *raftletView) StepMany(bs [][]byte) { _ = n.rn.StepBatch(bs) }
-
-func (n *raftletView) HasReady() bool { return n.rn.HasReady() }
-
-func (n *raftletView) Cycle(out *[]wire, app *applied) {
-	// Taken and persisted in one crossing.
-	v, err := n.rn.ReadyViewPersisted(n.storage)
+func (n *raftletView) StepMany(bs [][]byte) {
+	if n.held.Valid() || n.next.Valid() {
+		_ = n.rn.StepBatch(bs)
+		return
+	}
+	// Nothing held: the Ready these messages leave is taken (and
+	// persisted) in the same crossing.
+	v, _, err := n.rn.StepBatchReady(bs, n.storage)
 	if err != nil {
 		panic(err)
+	}
+	n.next = v
+}
+
+func (n *raftletView) HasReady() bool { return n.next.Valid() || n.rn.HasReady() }
+
+func (n *raftletView) Cycle(out *[]wire, app *applied) {
+	v := n.next
+	n.next = raftlet.ReadyView{}
+	if !v.Valid() {
+		// Taken and persisted in one crossing.
+		var err error
+		if v, err = n.rn.ReadyViewPersisted(n.storage); err != nil {
+			panic(err)
+		}
 	}
 	if idx, _, ok, _ := v.SnapshotMetadata(); ok {
 		app.index = idx
@@ -121,10 +145,11 @@ func (n *raftletView) Cycle(out *[]wire, app *applied) {
 		n.held = v
 		return
 	}
-	if err := n.rn.AdvanceView(v); err != nil {
+	next, err := n.rn.AdvanceViewNext(v, n.storage)
+	if err != nil {
 		panic(err)
 	}
-	n.held = raftlet.ReadyView{}
+	n.next = next
 }
 
 // Sent advances the last Ready whose messages were handed out, which
@@ -133,10 +158,11 @@ func (n *raftletView) Sent() {
 	if !n.held.Valid() {
 		return
 	}
-	if err := n.rn.AdvanceView(n.held); err != nil {
+	next, err := n.rn.AdvanceViewNext(n.held, n.storage)
+	if err != nil {
 		panic(err)
 	}
-	n.held = raftlet.ReadyView{}
+	n.held, n.next = raftlet.ReadyView{}, next
 }
 
 func (n *raftletView) Compact(index uint64) {

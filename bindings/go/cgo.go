@@ -43,6 +43,12 @@ package raftlet
 #cgo nocallback go_node_advance_hr
 #cgo noescape go_node_ready_flat
 #cgo nocallback go_node_ready_flat
+#cgo noescape go_node_advance_ready_flat
+#cgo nocallback go_node_advance_ready_flat
+#cgo noescape go_node_step_batch_ready
+#cgo nocallback go_node_step_batch_ready
+#cgo noescape go_node_packed_step_ready
+#cgo nocallback go_node_packed_step_ready
 #cgo noescape go_tick_many
 #cgo nocallback go_tick_many
 #cgo noescape go_storage_append_ready
@@ -202,7 +208,8 @@ typedef struct {
 	bool has;
 } go_bool_res;
 
-static go_bool_res go_node_has_ready(raftlet_node *n) {
+static go_bool_res go_node_has_ready(uintptr_t n_) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_bool_res r;
 	r.has = false;
 	r.res = go_res_of(raftlet_node_has_ready(n, &r.has));
@@ -407,7 +414,11 @@ static go_bounds_res go_storage_bounds(raftlet_storage *s) {
 	return r;
 }
 
-// The hot path: each helper below is one crossing that also reports
+// The hot path: the C handles (node, ready, storage) of the helpers
+// below cross as uintptr_t: they are C memory, and cgo would otherwise
+// check at run time, for every pointer argument of every call, that it
+// does not point into the Go heap (cgocheck, ~40 instructions each).
+// Each helper below is one crossing that also reports
 // whether the node has a ready afterwards (known is false when that could
 // not be read), so that RawNode.HasReady needs no crossing of its own.
 typedef struct {
@@ -422,44 +433,52 @@ static void go_hr(raftlet_node *n, go_hr_res *r) {
 	r->has = h;
 }
 
-static go_hr_res go_node_propose_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+static go_hr_res go_node_propose_hr(uintptr_t n_, const uint8_t *d, size_t len) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_propose(n, d, len));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_step_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+static go_hr_res go_node_step_hr(uintptr_t n_, const uint8_t *d, size_t len) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_step(n, d, len));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_tick_hr(raftlet_node *n) {
+static go_hr_res go_node_tick_hr(uintptr_t n_) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_tick(n));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_read_index_hr(raftlet_node *n, const uint8_t *d, size_t len) {
+static go_hr_res go_node_read_index_hr(uintptr_t n_, const uint8_t *d, size_t len) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_read_index(n, d, len));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_step_batch(raftlet_node *n, const raftlet_bytes *msgs, size_t count) {
+static go_hr_res go_node_step_batch(uintptr_t n_, const raftlet_bytes *msgs, size_t count) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
 	go_hr(n, &r);
 	return r;
 }
-static go_hr_res go_node_propose_batch(raftlet_node *n, const raftlet_bytes *ps, size_t count) {
+static go_hr_res go_node_propose_batch(uintptr_t n_, const raftlet_bytes *ps, size_t count) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	r.res = go_res_of(raftlet_node_propose_batch(n, ps, count));
 	go_hr(n, &r);
 	return r;
 }
 // Advances and, on success, frees the ready; then reads has_ready.
-static go_hr_res go_node_advance_hr(raftlet_node *n, raftlet_ready *rd) {
+static go_hr_res go_node_advance_hr(uintptr_t n_, uintptr_t rd_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_ready *rd = (raftlet_ready *)rd_;
 	go_hr_res r;
 	raftlet_result rc = raftlet_node_advance(n, rd);
 	r.res = go_res_of(rc);
@@ -467,39 +486,96 @@ static go_hr_res go_node_advance_hr(raftlet_node *n, raftlet_ready *rd) {
 	go_hr(n, &r);
 	return r;
 }
-// A ready taken with its flat view (returned by value: no pointer
-// argument for cgo to check) and, when persisted in the same crossing,
-// the outcome of the write.
+// A ready taken with its flat view (a pointer into the ready: the result
+// stays small, and no Go pointer crosses for cgo to check) and, when
+// persisted in the same crossing, the outcome of the write.
 typedef struct {
 	go_hr_res hr;
 	raftlet_ready *rd;
-	raftlet_ready_flat flat;
+	const raftlet_ready_flat *flat; // in the ready's memory
 	go_res persist;
 } go_ready_flat_res;
+
+static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_ready, go_ready_flat_res *r);
 
 // Takes the next ready and its flat view, persists it into s when s is
 // not NULL, then reads has_ready: a whole Ready in one crossing. rd is
 // NULL when no ready was taken; a failed write leaves the ready taken.
-static go_ready_flat_res go_node_ready_flat(raftlet_node *n, raftlet_storage *s) {
+static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_storage *s = (raftlet_storage *)s_;
 	go_ready_flat_res r;
 	memset(&r, 0, sizeof r);
-	raftlet_result rc = raftlet_node_ready(n, &r.rd);
-	if (rc == RAFTLET_OK) {
-		rc = raftlet_ready_view(r.rd, &r.flat);
-		if (rc != RAFTLET_OK) {
-			raftlet_ready_free(r.rd);
-			r.rd = NULL;
-		}
-	}
-	r.hr.res = go_res_of(rc);
-	if (rc == RAFTLET_OK && s != NULL) r.persist = go_res_of(raftlet_storage_append_ready(s, r.rd));
-	go_hr(n, &r.hr);
+	go_take_ready(n, s, false, &r);
 	return r;
+}
+
+// What a call that ends with "and take the next ready" returns: the
+// outcome of its first part (an advance, a step), then, when that left
+// the node with a ready (next.hr.has on return from the first part), the
+// ready taken and persisted as go_node_ready_flat does (next.rd NULL
+// when none was taken).
+typedef struct {
+	go_res first;
+	go_ready_flat_res next;
+} go_then_ready_res;
+
+// Takes the next ready, if the node has one, into r->next (persisted
+// into s) as go_node_ready_flat: one call of the library.
+static void go_then_take(raftlet_node *n, raftlet_storage *s, go_then_ready_res *r) {
+	go_take_ready(n, s, true, &r->next);
+}
+
+// Advances rd (freed on success) and, when the node then has a ready,
+// takes it persisted into s: the end of one Ready cycle and the start of
+// the next in one crossing.
+static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_, uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_ready *rd = (raftlet_ready *)rd_;
+	raftlet_storage *s = (raftlet_storage *)s_;
+	go_then_ready_res r;
+	memset(&r, 0, sizeof r);
+	raftlet_result rc = raftlet_node_advance(n, rd);
+	r.first = go_res_of(rc);
+	if (rc != RAFTLET_OK) {
+		go_hr(n, &r.next.hr);
+		return r;
+	}
+	raftlet_ready_free(rd);
+	go_then_take(n, s, &r);
+	return r;
+}
+
+// Steps msgs (every one, as raftlet_node_step_batch) and, when the node
+// then has a ready, takes it persisted into s.
+static go_then_ready_res go_node_step_batch_ready(uintptr_t n_, const raftlet_bytes *msgs, size_t count,
+		uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_storage *s = (raftlet_storage *)s_;
+	go_then_ready_res r;
+	memset(&r, 0, sizeof r);
+	r.first = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
+	go_then_take(n, s, &r);
+	return r;
+}
+
+// Fills *r (zeroed by the caller) as go_node_ready_flat returns it,
+// with one call of the library (raftlet_node_ready_flat); with
+// only_if_ready, r->rd stays NULL when the node has no ready.
+static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_ready, go_ready_flat_res *r) {
+	raftlet_result persist = RAFTLET_OK;
+	bool has = false;
+	raftlet_result rc = raftlet_node_ready_flat(n, s, only_if_ready, &r->rd, &r->flat, &persist, &has);
+	r->hr.res = go_res_of(rc);
+	r->hr.has = has;
+	r->hr.known = rc == RAFTLET_OK;
+	r->persist = go_res_of(persist);
 }
 // A batch packed in one buffer: item i is the lens[i] bytes after the
 // previous items (Go memory without Go pointers, read for the call).
-static go_hr_res go_node_packed_batch(raftlet_node *n, const uint8_t *buf, const size_t *lens, size_t count,
+static go_hr_res go_node_packed_batch(uintptr_t n_, const uint8_t *buf, const size_t *lens, size_t count,
 		bool propose) {
+	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
 	raftlet_bytes stack[64];
 	raftlet_bytes *items = count <= 64 ? stack : malloc(count * sizeof *items);
@@ -522,6 +598,33 @@ static go_hr_res go_node_packed_batch(raftlet_node *n, const uint8_t *buf, const
 	go_hr(n, &r);
 	return r;
 }
+// go_node_packed_batch's step, then the next ready as
+// go_node_step_batch_ready.
+static go_then_ready_res go_node_packed_step_ready(uintptr_t n_, const uint8_t *buf, const size_t *lens,
+		size_t count, uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_storage *s = (raftlet_storage *)s_;
+	go_then_ready_res r;
+	memset(&r, 0, sizeof r);
+	raftlet_bytes stack[64];
+	raftlet_bytes *items = count <= 64 ? stack : malloc(count * sizeof *items);
+	if (items == NULL) {
+		r.first.code = RAFTLET_ERR_INVALID_ARG;
+		r.first.msg = strdup("out of memory for the batch");
+		go_hr(n, &r.next.hr);
+		return r;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < count; i++) {
+		items[i].ptr = lens[i] ? buf + at : NULL;
+		items[i].len = lens[i];
+		at += lens[i];
+	}
+	r.first = go_res_of(raftlet_node_step_batch(n, items, count, NULL));
+	if (items != stack) free(items);
+	go_then_take(n, s, &r);
+	return r;
+}
 static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bitmap) {
 	return go_res_of(raftlet_tick_many(nodes, count, bitmap));
 }
@@ -535,8 +638,13 @@ import (
 // errorOf turns a helper's outcome into an error (nil on success).
 func errorOf(r C.go_res) error {
 	if r.code == 0 {
-		return nil
+		return nil // small enough to be inlined: the common case costs no call
 	}
+	return errorFrom(r)
+}
+
+// errorFrom is errorOf for a failure.
+func errorFrom(r C.go_res) error {
 	msg := ""
 	if r.msg != nil {
 		msg = C.GoString(r.msg)
@@ -544,6 +652,16 @@ func errorOf(r C.go_res) error {
 	}
 	return &Error{Code: Code(r.code), Msg: msg}
 }
+
+// nodeH is a C handle (C memory: never a Go pointer) as the uintptr_t
+// the hot helpers take, so that cgo does not check it on every call.
+func nodeH(p cNode) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
+
+// readyH is nodeH for a ready (see nodeH).
+func readyH(p cReady) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
+
+// storeH is nodeH for a storage (see nodeH).
+func storeH(p cStorage) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
 
 // bytesPtr is the C view of a Go byte slice for the duration of a call:
 // NULL for an empty slice.
@@ -694,7 +812,7 @@ func cNodeConfState(n cNode, out []byte) (int, error) {
 }
 
 func cNodeHasReady(n cNode) (bool, error) {
-	r := C.go_node_has_ready(n)
+	r := C.go_node_has_ready(nodeH(n))
 	return bool(r.has), errorOf(r.res)
 }
 
@@ -949,7 +1067,7 @@ func cNodeLearners(n cNode) ([]LearnerStatus, error) {
 // With s not nil, the ready is persisted into s in the same crossing:
 // persistErr is the write's outcome (the ready is taken either way).
 func cReadyFlat(n cNode, s cStorage, h *readyHandle) (has, known bool, persistErr, err error) {
-	r := C.go_node_ready_flat(n, s)
+	r := C.go_node_ready_flat(nodeH(n), storeH(s))
 	if err := errorOf(r.hr.res); err != nil {
 		return false, false, nil, err
 	}
@@ -964,24 +1082,24 @@ func hrOf(r C.go_hr_res) (has, known bool, err error) {
 
 func cNodeProposeHR(n cNode, data []byte) (bool, bool, error) {
 	p, l := bytesPtr(data)
-	return hrOf(C.go_node_propose_hr(n, p, l))
+	return hrOf(C.go_node_propose_hr(nodeH(n), p, l))
 }
 
 func cNodeStepHR(n cNode, msg []byte) (bool, bool, error) {
 	p, l := bytesPtr(msg)
-	return hrOf(C.go_node_step_hr(n, p, l))
+	return hrOf(C.go_node_step_hr(nodeH(n), p, l))
 }
 
-func cNodeTickHR(n cNode) (bool, bool, error) { return hrOf(C.go_node_tick_hr(n)) }
+func cNodeTickHR(n cNode) (bool, bool, error) { return hrOf(C.go_node_tick_hr(nodeH(n))) }
 
 func cNodeReadIndexHR(n cNode, ctx []byte) (bool, bool, error) {
 	p, l := bytesPtr(ctx)
-	return hrOf(C.go_node_read_index_hr(n, p, l))
+	return hrOf(C.go_node_read_index_hr(nodeH(n), p, l))
 }
 
 // cNodeAdvanceHR advances and frees the ready (only on success).
 func cNodeAdvanceHR(n cNode, rd cReady) (bool, bool, error) {
-	return hrOf(C.go_node_advance_hr(n, rd))
+	return hrOf(C.go_node_advance_hr(nodeH(n), readyH(rd)))
 }
 
 // cNodePackedBatch steps (or proposes) bufs packed into b's buffer: no
@@ -996,7 +1114,7 @@ func cNodePackedBatch(n cNode, b *batch, bufs [][]byte, propose bool) (bool, boo
 	if len(b.lens) > 0 {
 		lp = &b.lens[0]
 	}
-	r := C.go_node_packed_batch(n, bp, lp, C.size_t(len(bufs)), C.bool(propose))
+	r := C.go_node_packed_batch(nodeH(n), bp, lp, C.size_t(len(bufs)), C.bool(propose))
 	b.release()
 	return hrOf(r)
 }
@@ -1007,7 +1125,7 @@ func cNodeStepBatch(n cNode, b *batch, msgs [][]byte) (bool, bool, error) {
 	}
 	b.fill(msgs)
 	p, l := b.ptr()
-	r := C.go_node_step_batch(n, p, l)
+	r := C.go_node_step_batch(nodeH(n), p, l)
 	b.release()
 	return hrOf(r)
 }
@@ -1018,7 +1136,7 @@ func cNodeProposeBatch(n cNode, b *batch, payloads [][]byte) (bool, bool, error)
 	}
 	b.fill(payloads)
 	p, l := b.ptr()
-	r := C.go_node_propose_batch(n, p, l)
+	r := C.go_node_propose_batch(nodeH(n), p, l)
 	b.release()
 	return hrOf(r)
 }
@@ -1031,4 +1149,78 @@ func cTickMany(nodes []cNode, bitmap []byte) error {
 	}
 	return errorOf(C.go_tick_many((**C.raftlet_node)(unsafe.Pointer(&nodes[0])), C.size_t(len(nodes)),
 		(*C.uint8_t)(unsafe.Pointer(&bitmap[0]))))
+}
+
+// thenReady reads the "take the next ready" part of a go_then_ready_res:
+// the ready taken (nil when none was), put in reuse (a released handle)
+// or, when reuse is nil, in a handle of nh, and has_ready after it. err
+// is a failure to take it (nothing taken); persistErr, with a ready
+// taken, the outcome of its write.
+func thenReady(r *C.go_then_ready_res, nh *nodeHandle, reuse *readyHandle) (h *readyHandle, has, known bool,
+	persistErr, err error) {
+	if err := errorOf(r.next.hr.res); err != nil {
+		return nil, false, false, nil, err
+	}
+	has, known = bool(r.next.hr.has), bool(r.next.hr.known)
+	if r.next.rd == nil {
+		return nil, has, known, nil, nil
+	}
+	h = reuse
+	if h == nil {
+		h = nh.takeHandle()
+	}
+	h.p = r.next.rd
+	h.flat = r.next.flat
+	return h, has, known, errorOf(r.next.persist), nil
+}
+
+// cNodeAdvanceReadyFlat advances the ready of old, a pending handle of
+// nh, and, when that left a ready, takes it persisted into s when s is
+// not nil (see thenReady), in one crossing. On success (advErr nil) old
+// is released, with the earlier readies it covers, and the next ready,
+// if any, is put in old itself (its generation changed: the views of the
+// advanced ready are stale), so that a cycle costs no handle from the
+// pool.
+func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+	advErr, persistErr, err error) {
+	r := C.go_node_advance_ready_flat(nodeH(n), readyH(old.p), storeH(s))
+	if advErr = errorOf(r.first); advErr != nil {
+		return nil, false, false, advErr, nil, nil
+	}
+	nh.unpend(old)
+	old.p, old.flat = nil, nil // freed by the advance
+	old.gen++
+	h, has, known, persistErr, err = thenReady(&r, nh, old)
+	if h == nil {
+		handlePool.Put(old)
+	}
+	return h, has, known, nil, persistErr, err
+}
+
+// cNodeStepBatchReady steps msgs as cNodeStepBatch (stepErr its outcome)
+// and, when that left a ready, takes it as cNodeAdvanceReadyFlat does,
+// in one crossing.
+func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+	stepErr, persistErr, err error) {
+	var r C.go_then_ready_res
+	if b.packable(msgs) {
+		b.pack(msgs)
+		var bp *C.uint8_t
+		if len(b.buf) > 0 {
+			bp = (*C.uint8_t)(unsafe.Pointer(&b.buf[0]))
+		}
+		var lp *C.size_t
+		if len(b.lens) > 0 {
+			lp = &b.lens[0]
+		}
+		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s))
+	} else {
+		b.fill(msgs)
+		p, l := b.ptr()
+		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s))
+	}
+	b.release()
+	stepErr = errorOf(r.first)
+	h, has, known, persistErr, err = thenReady(&r, nh, nil)
+	return h, has, known, stepErr, persistErr, err
 }

@@ -17,6 +17,9 @@ type testNode struct {
 	snaps   int
 	reads   []ReadState
 	events  []MembershipEvent
+	// The Ready taken by the last AdvanceViewNext or StepBatchReady, to
+	// handle next (chained runs only; not Valid when none).
+	next ReadyView
 }
 
 // testCluster runs raftlet nodes in memory; messages cross as raftpb bytes.

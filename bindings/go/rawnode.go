@@ -80,7 +80,7 @@ func (h *nodeHandle) takeHandle() *readyHandle { return handlePool.Get().(*ready
 // it is refused even once the handle holds another ready (of this node
 // or another).
 func (h *nodeHandle) releaseHandle(r *readyHandle) {
-	r.p = nil
+	r.p, r.flat = nil, nil
 	r.gen++
 	handlePool.Put(r)
 }
@@ -88,7 +88,7 @@ func (h *nodeHandle) releaseHandle(r *readyHandle) {
 func (h *nodeHandle) free() {
 	for _, r := range h.pending {
 		cReadyFree(r.p)
-		r.p = nil
+		r.p, r.flat = nil, nil
 		r.gen++ // not pooled: the cleanup may run on any goroutine
 	}
 	h.pending = nil
@@ -535,15 +535,9 @@ func (rn *RawNode) TryAdvance(rd Ready) error {
 // advance acknowledges the ready of h (generation gen) and releases it
 // and the earlier ones it covers.
 func (rn *RawNode) advance(h *readyHandle, gen uint64) error {
-	p, err := rn.ptr()
+	p, err := rn.advancePtr(h, gen)
 	if err != nil {
 		return err
-	}
-	if h == nil {
-		return &Error{CodeReadyForeign, "the Ready was not handed out by this node"}
-	}
-	if !h.live(gen) {
-		return &Error{CodeReadyStale, "the Ready was already advanced or released"}
 	}
 	has, known, err := cNodeAdvanceHR(p, h.p)
 	runtime.KeepAlive(rn)
@@ -551,21 +545,126 @@ func (rn *RawNode) advance(h *readyHandle, gen uint64) error {
 		return err
 	}
 	rn.setHR(has, known)
-	// Earlier readies are covered by this one: release them.
-	for i, r := range rn.h.pending {
-		if r == h {
-			for _, old := range rn.h.pending[:i] {
+	rn.advanced(h)
+	return nil
+}
+
+// advancePtr is the C node for advancing the ready of h (generation
+// gen), once h is known to be a live ready.
+func (rn *RawNode) advancePtr(h *readyHandle, gen uint64) (cNode, error) {
+	p, err := rn.ptr()
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, &Error{CodeReadyForeign, "the Ready was not handed out by this node"}
+	}
+	if !h.live(gen) {
+		return nil, &Error{CodeReadyStale, "the Ready was already advanced or released"}
+	}
+	return p, nil
+}
+
+// advanced releases h, advanced (its C ready freed by the advance), and
+// the earlier pending readies it covers.
+func (rn *RawNode) advanced(h *readyHandle) {
+	rn.h.unpend(h)
+	rn.h.releaseHandle(h)
+}
+
+// unpend takes the advanced ready of r out of the pending ones, and
+// releases the earlier ones it covers (freeing their C readies); r itself
+// is left to the caller.
+func (h *nodeHandle) unpend(r *readyHandle) {
+	if len(h.pending) == 1 && h.pending[0] == r {
+		// The usual case: one Ready in flight.
+		h.pending[0] = nil
+		h.pending = h.pending[:0]
+		return
+	}
+	for i, p := range h.pending {
+		if p == r {
+			for _, old := range h.pending[:i] {
 				cReadyFree(old.p)
-				rn.h.releaseHandle(old)
+				h.releaseHandle(old)
 			}
-			n := copy(rn.h.pending, rn.h.pending[i+1:])
-			clear(rn.h.pending[n:])
-			rn.h.pending = rn.h.pending[:n]
-			break
+			n := copy(h.pending, h.pending[i+1:])
+			clear(h.pending[n:])
+			h.pending = h.pending[:n]
+			return
 		}
 	}
-	rn.h.releaseHandle(h) // its C ready was freed by the advance
-	return nil
+}
+
+// AdvanceViewNext is AdvanceView(v) followed, when the node then has a
+// Ready, by ReadyViewPersisted(s) (ReadyView when s is nil), in one cgo
+// crossing: the end of one Ready cycle and the start of the next. next
+// is the new view, not Valid when no Ready was waiting (HasReady is then
+// false without a crossing). Errors: those of AdvanceView, when v was
+// not advanced (nothing is taken then); else those of taking the next
+// Ready (next not Valid) or of writing it (next Valid, as for
+// ReadyViewPersisted: retry AppendReadyView before sending or advancing).
+func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyView, err error) {
+	if v.rn != rn {
+		return ReadyView{}, &Error{CodeReadyForeign, "the ReadyView was not handed out by this node"}
+	}
+	p, err := rn.advancePtr(v.h, v.gen)
+	if err != nil {
+		return ReadyView{}, err
+	}
+	var sp cStorage
+	if s != nil {
+		if sp, err = s.ptr(); err != nil {
+			return ReadyView{}, err
+		}
+	}
+	h, has, known, advErr, persistErr, err := cNodeAdvanceReadyFlat(p, v.h, sp, rn.h)
+	runtime.KeepAlive(rn)
+	runtime.KeepAlive(s)
+	if advErr != nil {
+		return ReadyView{}, advErr
+	}
+	if err != nil {
+		return ReadyView{}, err
+	}
+	rn.setHR(has, known)
+	if h == nil {
+		return ReadyView{}, nil
+	}
+	rn.h.pending = append(rn.h.pending, h)
+	return ReadyView{h: h, gen: h.gen, rn: rn}, persistErr
+}
+
+// StepBatchReady is StepBatch(msgs) followed, when the node then has a
+// Ready, by ReadyViewPersisted(s) (ReadyView when s is nil), in one cgo
+// crossing: what a host does with the messages of one network read.
+// stepErr is StepBatch's outcome (every message is stepped even when one
+// fails). next is the new view, not Valid when no Ready was waiting; err
+// is the failure to take it (next not Valid) or to write it (next Valid,
+// as for ReadyViewPersisted).
+func (rn *RawNode) StepBatchReady(msgs [][]byte, s *MemoryStorage) (next ReadyView, stepErr, err error) {
+	p, err := rn.ptr()
+	if err != nil {
+		return ReadyView{}, err, err
+	}
+	var sp cStorage
+	if s != nil {
+		if sp, err = s.ptr(); err != nil {
+			return ReadyView{}, err, err
+		}
+	}
+	h, has, known, stepErr, persistErr, err := cNodeStepBatchReady(p, &rn.scratch().b, msgs, sp, rn.h)
+	runtime.KeepAlive(rn)
+	runtime.KeepAlive(s)
+	if err != nil {
+		return ReadyView{}, stepErr, err
+	}
+	rn.setHR(has, known)
+	if h == nil {
+		return ReadyView{}, stepErr, nil
+	}
+	rn.h.pending = append(rn.h.pending, h)
+	return ReadyView{h: h, gen: h.gen, rn: rn}, stepErr, persistErr
 }
 
 // ReadIndex requests a linearizable read; the answer comes as a ReadState

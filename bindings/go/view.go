@@ -24,7 +24,7 @@ import (
 type readyHandle struct {
 	p    cReady
 	gen  uint64
-	flat C.raftlet_ready_flat // the whole ready, pointers into C memory owned by p
+	flat *C.raftlet_ready_flat // the whole ready, in C memory owned by p (nil when released)
 }
 
 // live reports whether the handle still holds the ready of generation gen.
@@ -137,7 +137,7 @@ func (v ReadyView) flat() (*C.raftlet_ready_flat, error) {
 	if !v.h.live(v.gen) {
 		return nil, ErrReadyStale
 	}
-	return &v.h.flat, nil
+	return v.h.flat, nil
 }
 
 // Valid reports whether the view is still readable (not advanced,
@@ -375,7 +375,7 @@ func (b *batch) ptr() (*C.raftlet_bytes, C.size_t) {
 // entries and committed entries into one buffer, the messages' encodings
 // into another that their payloads alias (decodeMessage).
 func fillReady(rd *Ready, h *readyHandle) error {
-	f := &h.flat
+	f := h.flat
 	ents := unsafe.Slice((*EntryView)(unsafe.Pointer(f.entries)), int(f.entry_count))
 	committed := unsafe.Slice((*EntryView)(unsafe.Pointer(f.committed_entries)), int(f.committed_entry_count))
 	total := 0

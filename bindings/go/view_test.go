@@ -48,6 +48,19 @@ func (c *testCluster) handleView(n *testNode, persisted bool) bool {
 	if err != nil {
 		t.Fatalf("node %d: %v", n.id, err)
 	}
+	c.readView(n, v)
+	if err := n.rn.AdvanceView(v); err != nil {
+		t.Fatalf("node %d: AdvanceView: %v", n.id, err)
+	}
+	checkHR(t, n)
+	return true
+}
+
+// readView handles the Ready v of n (persisted already), checking each
+// view against what it decodes to: messages into the mailbox, entries
+// applied.
+func (c *testCluster) readView(n *testNode, v ReadyView) {
+	t := c.t
 	if _, _, ok, _ := v.SnapshotMetadata(); ok {
 		s, err := v.Snapshot()
 		if err != nil {
@@ -120,11 +133,6 @@ func (c *testCluster) handleView(n *testNode, persisted bool) bool {
 		t.Fatal(err)
 	}
 	n.events = append(n.events, evs...)
-	if err := n.rn.AdvanceView(v); err != nil {
-		t.Fatalf("node %d: AdvanceView: %v", n.id, err)
-	}
-	checkHR(t, n)
-	return true
 }
 
 // settleView is settle through handleView, each node's messages stepped

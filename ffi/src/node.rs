@@ -463,18 +463,106 @@ pub unsafe extern "C" fn raftlet_node_ready(
     ffi_boundary!({
         check_null!(ready_out);
         with_state(node, |st, track| {
-            let rd = st.rn.ready();
-            if let Some(last) = rd.committed_entries.last() {
-                st.applying = st.applying.max(last.index);
-            }
-            let term = st.rn.basic_status().hard_state.term;
-            st.written.record(&rd, term);
-            let rd = raftlet_ready::new(rd, Arc::clone(track), st.applying, st.written);
+            let rd = take_ready(st, track);
             // SAFETY: non-null output pointer.
             unsafe { *ready_out = Box::into_raw(Box::new(rd)) };
             RAFTLET_OK
         })
     })
+}
+
+/// Takes the next ready with its flat view and, when `storage` is not
+/// NULL, persists it there, then reads whether the node has another
+/// ready: raftlet_node_ready, raftlet_ready_view,
+/// raftlet_storage_append_ready and raftlet_node_has_ready in one call,
+/// so that a binding handles the start of a Ready cycle in one crossing
+/// of the ABI. The ready is handled as one from raftlet_node_ready (read,
+/// send, apply, raftlet_node_advance, raftlet_ready_free); `*flat_out`
+/// points to its flat view (what raftlet_ready_view copies out), in the
+/// ready's memory: valid until raftlet_ready_free, like the views.
+///
+/// With `only_if_ready`, nothing is taken when the node has no ready:
+/// `*ready_out` and `*flat_out` are then NULL and `*has_ready_out`
+/// false. Without it a ready is always taken, possibly empty.
+///
+/// `*persist_out` gets the outcome of the write, as
+/// raftlet_storage_append_ready returns it (RAFTLET_OK when `storage` is
+/// NULL or no ready was taken). When the write fails the ready is taken
+/// all the same and the thread's last error message is the write's:
+/// nothing of it is durable; persist it again before sending its
+/// messages or advancing it. The write happens outside the node lock, as
+/// with the separate calls. `*has_ready_out` is true when the node has a
+/// ready after this one (also when that could not be read, a node
+/// poisoned meanwhile: the next call reports it).
+///
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG (`node`, `ready_out`,
+/// `flat_out`, `persist_out` or `has_ready_out` NULL) or RAFTLET_PANIC
+/// (the node is poisoned; nothing is taken).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_ready_flat(
+    node: *mut raftlet_node,
+    storage: *mut raftlet_storage,
+    only_if_ready: bool,
+    ready_out: *mut *mut raftlet_ready,
+    flat_out: *mut *const crate::ready::raftlet_ready_flat,
+    persist_out: *mut raftlet_result,
+    has_ready_out: *mut bool,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(ready_out, flat_out, persist_out, has_ready_out);
+        // SAFETY: non-null output pointers.
+        unsafe {
+            *ready_out = std::ptr::null_mut();
+            *flat_out = std::ptr::null();
+            *persist_out = RAFTLET_OK;
+            *has_ready_out = false;
+        }
+        let mut taken: *mut raftlet_ready = std::ptr::null_mut();
+        let rc = with_state(node, |st, track| {
+            if only_if_ready && !st.rn.has_ready() {
+                return RAFTLET_OK;
+            }
+            taken = Box::into_raw(Box::new(take_ready(st, track)));
+            RAFTLET_OK
+        });
+        if rc != RAFTLET_OK || taken.is_null() {
+            return rc;
+        }
+        // SAFETY: the ready just created, owned by the caller from here.
+        let r = unsafe { &*taken };
+        let flat: *const crate::ready::raftlet_ready_flat = r.flat_ref();
+        // SAFETY: non-null output pointers.
+        unsafe {
+            *ready_out = taken;
+            *flat_out = flat;
+        }
+        if !storage.is_null() {
+            // SAFETY: non-null handle from raftlet_storage_new_memory or
+            // raftlet_storage_open, alive for the call.
+            let w = crate::storage::append_ready(unsafe { &*storage }, r);
+            // SAFETY: non-null output pointer.
+            unsafe { *persist_out = w };
+        }
+        let mut has = true;
+        let hr = with_node(node, |n| {
+            has = n.has_ready();
+            RAFTLET_OK
+        });
+        // SAFETY: non-null output pointer.
+        unsafe { *has_ready_out = has || hr != RAFTLET_OK };
+        RAFTLET_OK
+    })
+}
+
+/// Takes the next ready of the locked node (raftlet_node_ready's body).
+fn take_ready(st: &mut NodeState, track: &Arc<NodeTrack>) -> raftlet_ready {
+    let rd = st.rn.ready();
+    if let Some(last) = rd.committed_entries.last() {
+        st.applying = st.applying.max(last.index);
+    }
+    let term = st.rn.basic_status().hard_state.term;
+    st.written.record(&rd, term);
+    raftlet_ready::new(rd, Arc::clone(track), st.applying, st.written)
 }
 
 /// Acknowledges `ready` as durable on `node` (and, with `apply`, its

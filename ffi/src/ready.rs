@@ -119,6 +119,9 @@ pub struct raftlet_ready {
 
 impl Drop for raftlet_ready {
     fn drop(&mut self) {
+        if let Some(f) = self.flat.take() {
+            SpareViews::put(f.entries, f.committed_entries);
+        }
         // The largest message-encoding buffer a node keeps for its next ready.
         const MAX_SPARE_BUF: usize = 64 << 20;
         let buf = std::mem::take(&mut self.buf);
@@ -135,10 +138,68 @@ impl Drop for raftlet_ready {
 /// the ready's own immutable data (the message encodings, the entries'
 /// payloads, the read contexts), which lives as long as the ready.
 struct FlatArrays {
+    /// Owns the array `view.messages` points into (only read through it).
+    #[allow(dead_code)]
     messages: Vec<raftlet_message_view>,
     entries: Vec<raftlet_entry_view>,
     committed_entries: Vec<raftlet_entry_view>,
+    /// Owns the array `view.read_states` points into.
+    #[allow(dead_code)]
     read_states: Vec<raftlet_read_state_view>,
+    /// The whole flat view over these arrays (raftlet_ready_view copies
+    /// it; raftlet_node_ready_flat hands out a pointer to it).
+    view: raftlet_ready_flat,
+}
+
+/// Emptied entry-view arrays kept for the next raftlet_ready_view of
+/// the thread: no allocation per ready for them. They are kept per
+/// thread, not per node, so that an idle group keeps nothing.
+#[derive(Default)]
+struct SpareViews {
+    entries: Vec<raftlet_entry_view>,
+    committed: Vec<raftlet_entry_view>,
+}
+
+thread_local! {
+    static SPARE_VIEWS: std::cell::RefCell<SpareViews> = Default::default();
+}
+
+impl SpareViews {
+    /// The thread's spare arrays (empty ones when there are none).
+    fn take() -> (Vec<raftlet_entry_view>, Vec<raftlet_entry_view>) {
+        SPARE_VIEWS
+            .try_with(|s| {
+                let mut s = s.borrow_mut();
+                (
+                    std::mem::take(&mut s.entries),
+                    std::mem::take(&mut s.committed),
+                )
+            })
+            .unwrap_or_default()
+    }
+
+    /// Keeps the arrays, emptied, for the thread's next ready (each
+    /// replaces a smaller one).
+    fn put(mut entries: Vec<raftlet_entry_view>, mut committed: Vec<raftlet_entry_view>) {
+        // The largest arrays a thread keeps (40 bytes a view).
+        const MAX_VIEWS: usize = 1024;
+        let (ce, cc) = (entries.capacity(), committed.capacity());
+        if (ce == 0 && cc == 0) || ce > MAX_VIEWS || cc > MAX_VIEWS {
+            return;
+        }
+        entries.clear();
+        committed.clear();
+        // During thread teardown the thread-local may be gone: dropped then.
+        let _ = SPARE_VIEWS.try_with(|s| {
+            let mut s = s.borrow_mut();
+            if s.entries.capacity() < ce {
+                s.entries = entries;
+            }
+            if s.committed.capacity() < cc {
+                s.committed = committed;
+            }
+        });
+    }
 }
 
 // SAFETY: the raw pointers inside point into data the ready owns and never
@@ -764,25 +825,55 @@ pub struct raftlet_ready_flat {
 impl raftlet_ready {
     fn build_flat(&self) -> FlatArrays {
         let rd = &self.rd;
+        let (mut entries, mut committed_entries) =
+            if rd.entries.is_empty() && rd.committed_entries.is_empty() {
+                (Vec::new(), Vec::new())
+            } else {
+                SpareViews::take()
+            };
+        entries.extend(rd.entries.iter().map(entry_view));
+        committed_entries.extend(rd.committed_entries.iter().map(entry_view));
+        let messages: Vec<_> = (0..self.spans.len())
+            .map(|i| self.message_view(i))
+            .collect();
+        let read_states: Vec<_> = rd
+            .read_states
+            .iter()
+            .map(|rs| raftlet_read_state_view {
+                index: rs.index,
+                request_ctx: raftlet_bytes::from_slice(&rs.request_ctx),
+            })
+            .collect();
+        // The arrays' heap buffers do not move with the Vecs: the view's
+        // pointers stay valid in the struct.
+        let view = self.view_of(&messages, &entries, &committed_entries, &read_states);
         FlatArrays {
-            messages: (0..self.spans.len())
-                .map(|i| self.message_view(i))
-                .collect(),
-            entries: rd.entries.iter().map(entry_view).collect(),
-            committed_entries: rd.committed_entries.iter().map(entry_view).collect(),
-            read_states: rd
-                .read_states
-                .iter()
-                .map(|rs| raftlet_read_state_view {
-                    index: rs.index,
-                    request_ctx: raftlet_bytes::from_slice(&rs.request_ctx),
-                })
-                .collect(),
+            messages,
+            entries,
+            committed_entries,
+            read_states,
+            view,
         }
     }
 
-    fn flat_view(&self) -> raftlet_ready_flat {
-        let f = self.flat.get_or_init(|| self.build_flat());
+    /// The flat view (raftlet_ready_view), built on first use.
+    pub(crate) fn flat_view(&self) -> raftlet_ready_flat {
+        *self.flat_ref()
+    }
+
+    /// The flat view in the ready's memory, built on first use: valid as
+    /// long as the ready.
+    pub(crate) fn flat_ref(&self) -> &raftlet_ready_flat {
+        &self.flat.get_or_init(|| self.build_flat()).view
+    }
+
+    fn view_of(
+        &self,
+        messages: &[raftlet_message_view],
+        entries: &[raftlet_entry_view],
+        committed_entries: &[raftlet_entry_view],
+        read_states: &[raftlet_read_state_view],
+    ) -> raftlet_ready_flat {
         fn ptr<T>(v: &[T]) -> *const T {
             if v.is_empty() {
                 std::ptr::null()
@@ -794,15 +885,15 @@ impl raftlet_ready {
         let hs = rd.hard_state.unwrap_or_default();
         let ss = rd.soft_state.unwrap_or_default();
         raftlet_ready_flat {
-            messages: ptr(&f.messages),
-            message_count: f.messages.len(),
+            messages: ptr(messages),
+            message_count: messages.len(),
             persisted_message_start: rd.messages.len(),
-            entries: ptr(&f.entries),
-            entry_count: f.entries.len(),
-            committed_entries: ptr(&f.committed_entries),
-            committed_entry_count: f.committed_entries.len(),
-            read_states: ptr(&f.read_states),
-            read_state_count: f.read_states.len(),
+            entries: ptr(entries),
+            entry_count: entries.len(),
+            committed_entries: ptr(committed_entries),
+            committed_entry_count: committed_entries.len(),
+            read_states: ptr(read_states),
+            read_state_count: read_states.len(),
             membership_event_count: rd.membership_events.len(),
             hard_state: raftlet_hard_state {
                 term: hs.term,

@@ -222,30 +222,35 @@ pub unsafe extern "C" fn raftlet_storage_append_ready(
         check_null!(storage, ready);
         // SAFETY: non-null handle from raftlet_node_ready.
         let rd = unsafe { &*ready };
-        let store = st(storage);
-        let mut appended = store.appended.lock();
-        let this = match check_ready_order(rd, *appended) {
-            Ok(this) => this,
-            Err((code, why)) => return fail(code, why),
-        };
-        if let Some(snap) = &rd.rd.snapshot {
-            // Entries that would not follow the snapshot fail after it is
-            // applied: refuse them first, so nothing is written on an error.
-            if let Some(first) = rd.rd.entries.first() {
-                if first.index > snap.metadata.index.saturating_add(1) {
-                    return fail(
-                        RAFTLET_ERR_UNAVAILABLE,
-                        "the ready's entries do not follow its snapshot",
-                    );
-                }
+        append_ready(st(storage), rd)
+    })
+}
+
+/// The body of raftlet_storage_append_ready, for the calls that persist
+/// a ready as they take it (raftlet_node_ready_flat).
+pub(crate) fn append_ready(store: &raftlet_storage, rd: &raftlet_ready) -> raftlet_result {
+    let mut appended = store.appended.lock();
+    let this = match check_ready_order(rd, *appended) {
+        Ok(this) => this,
+        Err((code, why)) => return fail(code, why),
+    };
+    if let Some(snap) = &rd.rd.snapshot {
+        // Entries that would not follow the snapshot fail after it is
+        // applied: refuse them first, so nothing is written on an error.
+        if let Some(first) = rd.rd.entries.first() {
+            if first.index > snap.metadata.index.saturating_add(1) {
+                return fail(
+                    RAFTLET_ERR_UNAVAILABLE,
+                    "the ready's entries do not follow its snapshot",
+                );
             }
         }
-        if let Err(e) = store.inner.persist_ready(&rd.rd) {
-            return from_error(&e);
-        }
-        *appended = this;
-        RAFTLET_OK
-    })
+    }
+    if let Err(e) = store.inner.persist_ready(&rd.rd) {
+        return from_error(&e);
+    }
+    *appended = this;
+    RAFTLET_OK
 }
 
 /// Replaces the storage's contents with a raftpb-encoded Snapshot.

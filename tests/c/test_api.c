@@ -3056,6 +3056,113 @@ static void test_batch_calls(void) {
     reset_cluster();
 }
 
+/* raftlet_node_ready_flat: a ready taken, viewed, persisted and has_ready
+ * read in one call; with only_if_ready nothing is taken from an idle
+ * node; a failed write is reported in persist_out with the ready taken. */
+static void test_ready_flat_call(void) {
+    raftlet_config *cfg = NULL;
+    raftlet_storage *st = NULL, *later_st = NULL;
+    raftlet_node *node = NULL, *later = NULL;
+    EXPECT_OK(raftlet_config_new(1, &cfg));
+    EXPECT_OK(raftlet_storage_new_memory(&st));
+    EXPECT_OK(raftlet_storage_new_memory(&later_st));
+    const uint64_t voters[] = {1};
+    EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 1, NULL, 0));
+    EXPECT_OK(raftlet_storage_set_conf_state(later_st, voters, 1, NULL, 0));
+    EXPECT_OK(raftlet_node_new(cfg, st, &node));
+    EXPECT_OK(raftlet_node_new(cfg, later_st, &later));
+
+    raftlet_ready *rd = SENTINEL(raftlet_ready);
+    const raftlet_ready_flat *fl = SENTINEL(const raftlet_ready_flat);
+    raftlet_result w = RAFTLET_PANIC;
+    bool has = true;
+    EXPECT_RC(raftlet_node_ready_flat(NULL, st, true, &rd, &fl, &w, &has), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_ready_flat(node, st, true, NULL, &fl, &w, &has), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_ready_flat(node, st, true, &rd, NULL, &w, &has), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_ready_flat(node, st, true, &rd, &fl, NULL, &has), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_ready_flat(node, st, true, &rd, &fl, &w, NULL), RAFTLET_ERR_NULL_ARG);
+
+    /* Idle: nothing taken. */
+    EXPECT_OK(raftlet_node_ready_flat(node, st, true, &rd, &fl, &w, &has));
+    CHECK(rd == NULL && fl == NULL && !has && w == RAFTLET_OK);
+
+    /* Elected, then a proposal: its entry comes out persisted. */
+    EXPECT_OK(raftlet_node_campaign(node));
+    for (int i = 0; i < 10; i++) {
+        EXPECT_OK(raftlet_node_ready_flat(node, st, true, &rd, &fl, &w, &has));
+        if (rd == NULL) {
+            break;
+        }
+        CHECK(w == RAFTLET_OK);
+        EXPECT_OK(raftlet_node_advance(node, rd));
+        raftlet_ready_free(rd);
+    }
+    CHECK(rd == NULL && !has);
+    EXPECT_OK(raftlet_node_propose(node, B("flat"), 4));
+    EXPECT_OK(raftlet_node_ready_flat(node, st, true, &rd, &fl, &w, &has));
+    CHECK(rd != NULL && w == RAFTLET_OK);
+    CHECK(!has); /* the entry commits once this ready is advanced */
+    CHECK(fl != NULL && fl->entry_count == 1);
+    if (rd != NULL && fl != NULL && fl->entry_count == 1) {
+        CHECK_BYTES(fl->entries[0].data, "flat");
+        /* The same view raftlet_ready_view copies out. */
+        raftlet_ready_flat again;
+        EXPECT_OK(raftlet_ready_view(rd, &again));
+        CHECK(again.entries == fl->entries && again.entry_count == 1);
+        CHECK(again.message_count == fl->message_count && again.must_sync == fl->must_sync);
+        /* Persisted already: a second write is refused as stale. */
+        EXPECT_RC(raftlet_storage_append_ready(st, rd), RAFTLET_ERR_READY_STALE);
+        EXPECT_OK(raftlet_node_advance(node, rd));
+        /* Advanced: the view stays readable until the ready is freed
+         * (ASan checks the reads). */
+        CHECK(fl->entry_count == 1);
+        CHECK_BYTES(fl->entries[0].data, "flat");
+        raftlet_ready_free(rd);
+    }
+    EXPECT_OK(raftlet_node_ready_flat(node, st, true, &rd, &fl, &w, &has));
+    CHECK(rd != NULL && fl != NULL && fl->committed_entry_count == 1 && !has);
+    if (rd != NULL && fl != NULL && fl->committed_entry_count == 1) {
+        CHECK_BYTES(fl->committed_entries[0].data, "flat");
+        EXPECT_OK(raftlet_node_advance(node, rd));
+        raftlet_ready_free(rd);
+    }
+    /* Without only_if_ready an idle node hands out an empty ready. */
+    EXPECT_OK(raftlet_node_ready_flat(node, NULL, false, &rd, &fl, &w, &has));
+    CHECK(rd != NULL && fl != NULL && w == RAFTLET_OK && !has);
+    CHECK(fl != NULL && fl->entry_count == 0 && fl->message_count == 0 && fl->committed_entry_count == 0);
+    if (rd != NULL) {
+        EXPECT_OK(raftlet_node_advance(node, rd));
+        raftlet_ready_free(rd);
+    }
+
+    /* A failed write: later_st holds a ready of a node created after
+     * this one, so it refuses this node's; the ready is taken anyway. */
+    EXPECT_OK(raftlet_node_campaign(later));
+    raftlet_ready *lr = NULL;
+    EXPECT_OK(raftlet_node_ready_flat(later, later_st, true, &lr, &fl, &w, &has));
+    CHECK(lr != NULL && w == RAFTLET_OK);
+    EXPECT_OK(raftlet_node_propose(node, B("lost"), 4));
+    EXPECT_OK(raftlet_node_ready_flat(node, later_st, true, &rd, &fl, &w, &has));
+    CHECK(rd != NULL && w == RAFTLET_ERR_READY_STALE);
+    const char *msg = raftlet_last_error_message();
+    CHECK(msg != NULL && msg[0] != '\0');
+    CHECK(fl != NULL && fl->entry_count == 1);
+    if (rd != NULL) {
+        /* Not persisted where the node reads: not advanced either. */
+        EXPECT_RC(raftlet_node_advance(node, rd), RAFTLET_ERR_READY_NOT_PERSISTED);
+        EXPECT_OK(raftlet_storage_append_ready(st, rd));
+        EXPECT_OK(raftlet_node_advance(node, rd));
+        raftlet_ready_free(rd);
+    }
+    raftlet_ready_free(lr);
+
+    raftlet_node_free(later);
+    raftlet_node_free(node);
+    raftlet_storage_free(later_st);
+    raftlet_storage_free(st);
+    raftlet_config_free(cfg);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Quiescence: idle groups sleep, proposals wake them, and followers told   */
 /* that the leader's node is silent elect a new leader                      */
@@ -3254,6 +3361,7 @@ int main(void) {
     RUN(test_learner_standby);
     RUN(test_quiesce);
     RUN(test_frames);
+    RUN(test_ready_flat_call);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }
