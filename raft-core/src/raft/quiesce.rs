@@ -70,13 +70,12 @@ fn decode_ack(ctx: &[u8]) -> Option<u64> {
 }
 
 /// A node's quiescence state (a few bytes; the ack list is allocated only
-/// while a leader's round is in flight).
+/// while a leader's round is in flight). Whether the node sleeps is
+/// `Raft::quiesced`, beside the other fields a tick reads.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Quiesce {
     /// [`crate::Config::quiesce`].
     pub enabled: bool,
-    /// The node ignores ticks until woken.
-    pub quiesced: bool,
     /// Leader: a peer echoed a quiesce request (it does not speak the
     /// extension); no more requests in this term.
     pub unsupported: bool,
@@ -93,8 +92,8 @@ impl<S: Storage> Raft<S> {
     /// Any role change, term change or restart wakes the node and
     /// forgets the leader's round.
     pub(crate) fn quiesce_reset(&mut self) {
+        self.quiesced = false;
         let q = &mut self.quiesce;
-        q.quiesced = false;
         q.unsupported = false;
         q.round = 0;
         q.acks = Vec::new();
@@ -208,7 +207,7 @@ impl<S: Storage> Raft<S> {
         let Some(index) = decode_ack(ctx) else {
             return;
         };
-        if self.quiesce.quiesced || index == 0 || index != self.quiesce.round {
+        if self.quiesced || index == 0 || index != self.quiesce.round {
             return;
         }
         if !self.quiesce.acks.contains(&m.from) {
@@ -239,7 +238,7 @@ impl<S: Storage> Raft<S> {
 
     /// Marks the node quiesced and frees its idle buffers.
     fn quiesced_now(&mut self) {
-        self.quiesce.quiesced = true;
+        self.quiesced = true;
         if self.read_states.is_empty() {
             self.read_states = Vec::new();
         }
@@ -274,10 +273,10 @@ impl<S: Storage> Raft<S> {
     /// woken leader starts a fresh heartbeat interval and check-quorum
     /// round (its followers' acknowledgements are from before the sleep).
     pub(crate) fn wake(&mut self) {
-        if !self.quiesce.quiesced {
+        if !self.quiesced {
             return;
         }
-        self.quiesce.quiesced = false;
+        self.quiesced = false;
         if self.state == StateRole::Leader {
             self.election_elapsed = 0;
             self.heartbeat_elapsed = 0;
