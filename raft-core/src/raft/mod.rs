@@ -217,8 +217,16 @@ pub(crate) struct Raft<S: Storage> {
     /// Membership changes the leader proposed by itself, for the next Ready.
     pub membership_events: Vec<MembershipEvent>,
     pub raft_log: RaftLog<S>,
-    /// Quiescence of an idle group, but for `quiesced` (see `quiesce.rs`).
+    /// A leader's quiescence round (see `quiesce.rs`).
     pub quiesce: quiesce::Quiesce,
+    /// [`Config::quiesce`].
+    pub quiesce_enabled: bool,
+    /// Leader: a peer echoed a quiesce request (it does not speak the
+    /// extension); no more requests in this term.
+    pub quiesce_unsupported: bool,
+    /// Leader: the next heartbeat of an unanswered round is an ordinary
+    /// one.
+    pub quiesce_retry: bool,
     /// Whether proposals defer their appends to the next flush
     /// (`RawNode` turns this on; the bare state machine sends at once, as
     /// etcd's does, which its ported tests rely on).
@@ -318,10 +326,10 @@ impl<S: Storage> Raft<S> {
             coalesce_appends: false,
             next_read_seq: 1,
             max_applying_ents_size: c.committed_size_per_ready(),
-            quiesce: quiesce::Quiesce {
-                enabled: c.quiesce,
-                ..quiesce::Quiesce::default()
-            },
+            quiesce: quiesce::Quiesce::default(),
+            quiesce_enabled: c.quiesce,
+            quiesce_unsupported: false,
+            quiesce_retry: false,
             quiesced: false,
             maybe_ready: AtomicBool::new(true),
             rng: SplitMix64::new(seed),

@@ -69,23 +69,17 @@ fn decode_ack(ctx: &[u8]) -> Option<u64> {
     (ctx.len() == ACK_LEN && ctx[0] == MAGIC && ctx[1] == ACK).then(|| be_u64(&ctx[2..10]))
 }
 
-/// A node's quiescence state (a few bytes; the ack list is allocated only
-/// while a leader's round is in flight). Whether the node sleeps is
-/// `Raft::quiesced`, beside the other fields a tick reads.
+/// A leader's quiescence round (the ack list is allocated only while a
+/// round is in flight). The node's flags sit in `Raft` beside its other
+/// flags, where they cost no padding: `quiesced` (the node sleeps) with
+/// the fields a tick reads, `quiesce_enabled`, `quiesce_unsupported` and
+/// `quiesce_retry` with the rest.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Quiesce {
-    /// [`crate::Config::quiesce`].
-    pub enabled: bool,
-    /// Leader: a peer echoed a quiesce request (it does not speak the
-    /// extension); no more requests in this term.
-    pub unsupported: bool,
     /// Leader: the last index named by the round in flight (0: none).
     pub round: u64,
     /// Leader: the peers that acked `round`.
     pub acks: Vec<u64>,
-    /// Leader: the next heartbeat of an unanswered round is an ordinary
-    /// one.
-    pub retry: bool,
 }
 
 impl<S: Storage> Raft<S> {
@@ -93,8 +87,8 @@ impl<S: Storage> Raft<S> {
     /// forgets the leader's round.
     pub(crate) fn quiesce_reset(&mut self) {
         self.quiesced = false;
+        self.quiesce_unsupported = false;
         let q = &mut self.quiesce;
-        q.unsupported = false;
         q.round = 0;
         q.acks = Vec::new();
     }
@@ -103,8 +97,8 @@ impl<S: Storage> Raft<S> {
     /// committed in its term, applied, durable here and acknowledged by
     /// every peer; no read, transfer, conf change or append pending.
     pub(crate) fn leader_can_quiesce(&self) -> bool {
-        if !self.quiesce.enabled
-            || self.quiesce.unsupported
+        if !self.quiesce_enabled
+            || self.quiesce_unsupported
             || self.state != StateRole::Leader
             || self.lead_transferee != INVALID_ID
             || !self.trk.config.voters.outgoing.is_empty()
@@ -139,13 +133,13 @@ impl<S: Storage> Raft<S> {
         if self.quiesce.round != last.index {
             self.quiesce.round = last.index;
             self.quiesce.acks.clear();
-            self.quiesce.retry = false;
+            self.quiesce_retry = false;
         } else {
             // A round for this index is unanswered (a peer is down or
             // slow): alternate with ordinary heartbeats, which under
             // lease-based reads renew the lease (a request does not).
-            self.quiesce.retry = !self.quiesce.retry;
-            if self.quiesce.retry {
+            self.quiesce_retry = !self.quiesce_retry;
+            if self.quiesce_retry {
                 return false;
             }
         }
@@ -171,7 +165,7 @@ impl<S: Storage> Raft<S> {
         term: u64,
         ctx: Option<Bytes>,
     ) -> Option<Bytes> {
-        if !self.quiesce.enabled {
+        if !self.quiesce_enabled {
             return ctx;
         }
         let last = self.raft_log.last_entry_id();
@@ -199,7 +193,7 @@ impl<S: Storage> Raft<S> {
         }
         if decode_req(ctx).is_some() {
             // Echoed: the peer does not quiesce. Offer it no more this term.
-            self.quiesce.unsupported = true;
+            self.quiesce_unsupported = true;
             self.quiesce.round = 0;
             self.quiesce.acks = Vec::new();
             return;
