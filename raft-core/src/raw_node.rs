@@ -674,7 +674,7 @@ impl<S: Storage> RawNode<S> {
             || r.raft_log.has_next_unstable_ents()
             || r.raft_log.has_next_committed_ents(true)
             || !r.read_states.is_empty()
-            || !r.membership_events.is_empty()
+            || r.membership_events.is_some()
     }
 
     /// Takes the next batch of work. Every Ready must be passed back to
@@ -761,7 +761,11 @@ impl<S: Storage> RawNode<S> {
             r.msgs_after_append = after;
         }
         let read_states = std::mem::take(&mut r.read_states);
-        let membership_events = std::mem::take(&mut r.membership_events);
+        let membership_events = r
+            .membership_events
+            .take()
+            .map(|events| *events)
+            .unwrap_or_default();
         // As etcd (newStorageAppendRespMsg): attest the whole unstable log,
         // not just this Ready's entries, so that a Ready without entries
         // can still release entries whose own report was ignored below.
@@ -1173,7 +1177,7 @@ mod layout_tests {
             raft + offset_of!(R, msgs) + 24,
             raft + offset_of!(R, msgs_after_append) + 24,
             raft + offset_of!(R, read_states) + 24,
-            raft + offset_of!(R, membership_events) + 24,
+            raft + offset_of!(R, membership_events) + 8,
             log + offset_of!(L, committed) + 8,
             log + offset_of!(L, applying) + 8,
             log + offset_of!(L, applied) + 8,
