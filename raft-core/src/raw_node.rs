@@ -4,6 +4,7 @@
 //! Ported from etcd-io/raft rawnode.go (v3.6, synchronous storage writes).
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 
@@ -176,14 +177,16 @@ struct ReadyRecord {
 /// messages with [`RawNode::step`], and processes [`Ready`] batches.
 ///
 /// A `RawNode` is not thread-safe; wrap it in a lock to share it.
-// `repr(C)`: laid out as written. What `has_ready` compares comes first,
-// next to the hot head of `Raft` (see there), so that a sweep over many
-// idle groups touches a few adjacent cache lines of each.
+// `repr(C)`: laid out as written. `Raft` comes first: its first bytes
+// hold all that an idle group's tick and `has_ready` read (see there), so
+// that a sweep over many idle groups touches one cache line of each (two
+// when the node straddles a line boundary). What the full `has_ready`
+// check compares follows it.
 #[repr(C)]
 pub struct RawNode<S: Storage> {
+    raft: Raft<S>,
     prev_soft_state: SoftState,
     prev_hard_state: HardState,
-    raft: Raft<S>,
     /// The term and vote known durable: those of the newest Ready the host
     /// reported persisted (or of the storage the node started from).
     /// Messages sent while the node's term or vote differ from these wait
@@ -196,10 +199,10 @@ pub struct RawNode<S: Storage> {
     /// Batches of committed entries handed out and not yet applied:
     /// (last index, encoded size), oldest first.
     applying: SmallQueue<(u64, u64)>,
-    /// Emptied entry vectors of advanced Readies, reused by the next ones.
-    spare_entries: Vec<Vec<Entry>>,
-    /// Emptied vectors of self-addressed messages, reused by the next Readies.
-    spare_messages: Vec<Vec<Message>>,
+    /// A leader's emptied Ready vectors, reused by its next Readies; `None`
+    /// on every other node (a pointer rather than two vectors inline: an
+    /// idle group pays 8 bytes for it, not 48).
+    spares: Option<Box<Spares>>,
     /// Whether [`RawNode::add_member`] adds learners ([`Config::learner_first`]).
     learner_first: bool,
 }
@@ -226,8 +229,7 @@ impl<S: Storage> RawNode<S> {
             records: SmallQueue::default(),
             applying: SmallQueue::default(),
             learner_first: config.learner_first,
-            spare_entries: Vec::new(),
-            spare_messages: Vec::new(),
+            spares: None,
         })
     }
 
@@ -246,6 +248,7 @@ impl<S: Storage> RawNode<S> {
     /// id (0, `u64::MAX`, `u64::MAX - 1`), appears twice, or is both a
     /// voter and a learner.
     pub fn bootstrap(&mut self, voters: &[u64], learners: &[u64]) -> Result<()> {
+        self.touch();
         if voters.is_empty() {
             return Err(Error::InvalidState(
                 "must provide at least one voter to bootstrap".into(),
@@ -305,8 +308,20 @@ impl<S: Storage> RawNode<S> {
 
     /// Advances the logical clock by one tick. Elections and heartbeats are
     /// measured in ticks.
+    #[inline]
     pub fn tick(&mut self) {
-        self.raft.tick();
+        if self.raft.tick() {
+            self.touch();
+        }
+    }
+
+    /// Sets the "maybe ready" bit: called by every entry point that may
+    /// change what [`RawNode::has_ready`] answers (all that take `&mut
+    /// self`, but for a tick that only counts), so that `has_ready` runs
+    /// its full check again.
+    #[inline]
+    fn touch(&mut self) {
+        *self.raft.maybe_ready.get_mut() = true;
     }
 
     /// Makes this node campaign at once (it becomes a (pre-)candidate).
@@ -318,6 +333,7 @@ impl<S: Storage> RawNode<S> {
     /// campaigns again (no honest cluster gets there; see
     /// [`crate::validate`]).
     pub fn campaign(&mut self) -> Result<()> {
+        self.touch();
         if self.raft.term >= MAX_TERM_OR_INDEX
             || self.raft.raft_log.last_index() >= MAX_TERM_OR_INDEX
         {
@@ -338,6 +354,7 @@ impl<S: Storage> RawNode<S> {
     /// disabled, a leader transfer is under way or the uncommitted budget
     /// is exhausted.
     pub fn propose(&mut self, data: impl Into<Bytes>) -> Result<()> {
+        self.touch();
         self.raft.wake();
         self.raft.propose_entry(Entry {
             data: Some(data.into()),
@@ -354,6 +371,7 @@ impl<S: Storage> RawNode<S> {
         I: IntoIterator<Item = D>,
         D: Into<Bytes>,
     {
+        self.touch();
         let mut m = Message::new(MessageType::MsgProp, self.raft.id, INVALID_ID);
         m.entries = batch
             .into_iter()
@@ -380,6 +398,7 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::ConfChangeRefused`] on every node, before it is forwarded
     /// (see [`crate::validate::check_conf_change`]).
     pub fn propose_conf_change(&mut self, cc: impl Into<ConfChangeI>) -> Result<()> {
+        self.touch();
         let cc = cc.into();
         validate::check_conf_change(&cc)?;
         let (t, data) = cc.to_entry_parts();
@@ -405,6 +424,7 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::ConfChangeRefused`] when `id` is already a voter or a
     /// learner, and the errors of [`RawNode::propose_conf_change`].
     pub fn add_member(&mut self, id: u64, context: impl Into<Bytes>) -> Result<()> {
+        self.touch();
         let cfg = &self.raft.trk.config;
         if cfg.voters.contains(id) || cfg.learners.contains(&id) || cfg.learners_next.contains(&id)
         {
@@ -431,6 +451,7 @@ impl<S: Storage> RawNode<S> {
     /// # Errors
     /// [`Error::ConfigInvalid`] when turning it on without check-quorum.
     pub fn set_auto_promote(&mut self, on: bool) -> Result<()> {
+        self.touch();
         if on && !self.raft.check_quorum {
             return Err(Error::ConfigInvalid(
                 "auto_promote requires check_quorum to be true".into(),
@@ -446,6 +467,7 @@ impl<S: Storage> RawNode<S> {
     /// # Errors
     /// [`Error::ConfigInvalid`] when turning it on without check-quorum.
     pub fn set_standby_promotion(&mut self, on: bool) -> Result<()> {
+        self.touch();
         if on && !self.raft.check_quorum {
             return Err(Error::ConfigInvalid(
                 "standby_promotion requires check_quorum to be true".into(),
@@ -495,6 +517,7 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::ConfChangeRefused`] when the change cannot be applied (the
     /// configuration is left unchanged).
     pub fn apply_conf_change(&mut self, cc: &ConfChangeI) -> Result<ConfState> {
+        self.touch();
         self.raft.apply_conf_change(&cc.as_v2())
     }
 
@@ -517,6 +540,7 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::StepPeerNotFound`] for responses from unknown peers, and
     /// [`Error::ProposalDropped`] for a forwarded proposal that is dropped.
     pub fn step(&mut self, m: Message) -> Result<()> {
+        self.touch();
         if m.msg_type.is_local() {
             return Err(Error::StepLocalMsg);
         }
@@ -536,11 +560,10 @@ impl<S: Storage> RawNode<S> {
             Err(Error::TransferRefused(_)) if t == MessageType::MsgTransferLeader => Ok(()),
             r => r,
         };
-        if self.raft.quiesce.quiesced {
+        if self.raft.quiesced {
             // Asleep (perhaps just now): an idle group keeps no spare
             // Ready buffers.
-            self.spare_entries = Vec::new();
-            self.spare_messages = Vec::new();
+            self.spares = None;
         }
         r
     }
@@ -552,6 +575,7 @@ impl<S: Storage> RawNode<S> {
     /// # Errors
     /// [`Error::NoLeader`] when no leader is known to forward the request to.
     pub fn read_index(&mut self, ctx: impl Into<Bytes>) -> Result<()> {
+        self.touch();
         let mut m = Message::new(MessageType::MsgReadIndex, INVALID_ID, INVALID_ID);
         m.entries.push(Entry {
             data: Some(ctx.into()),
@@ -566,6 +590,7 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::TransferRefused`] when the target is not a voter of the
     /// configuration or no leader is known.
     pub fn transfer_leader(&mut self, transferee: u64) -> Result<()> {
+        self.touch();
         self.raft.step(Message::new(
             MessageType::MsgTransferLeader,
             transferee,
@@ -581,6 +606,7 @@ impl<S: Storage> RawNode<S> {
     /// # Errors
     /// Never fails today.
     pub fn forget_leader(&mut self) -> Result<()> {
+        self.touch();
         self.raft.step(Message::new(
             MessageType::MsgForgetLeader,
             INVALID_ID,
@@ -590,6 +616,7 @@ impl<S: Storage> RawNode<S> {
 
     /// Tells the leader that the last message to `id` may not have arrived.
     pub fn report_unreachable(&mut self, id: u64) {
+        self.touch();
         let _ = self
             .raft
             .step(Message::new(MessageType::MsgUnreachable, id, INVALID_ID));
@@ -597,13 +624,41 @@ impl<S: Storage> RawNode<S> {
 
     /// Tells the leader how sending a snapshot to `id` ended.
     pub fn report_snapshot(&mut self, id: u64, status: SnapshotStatus) {
+        self.touch();
         let mut m = Message::new(MessageType::MsgSnapStatus, id, INVALID_ID);
         m.reject = status == SnapshotStatus::Failure;
         let _ = self.raft.step(m);
     }
 
     /// Whether a Ready with something in it is available.
+    ///
+    /// An idle node answers from one bit: once a full check found nothing,
+    /// `has_ready` says no without looking again until an entry point that
+    /// may change the answer runs (a tick that only counts is not one).
+    #[inline]
     pub fn has_ready(&self) -> bool {
+        if !self.raft.maybe_ready.load(Ordering::Relaxed) {
+            // A clear bit must never hide work: debug builds (and the
+            // simulator's sim-assert profile) check it on every call.
+            debug_assert!(
+                !self.has_ready_full(),
+                "has_ready: the maybe-ready bit is clear but a Ready is due \
+                 (an entry point did not set it)"
+            );
+            return false;
+        }
+        let ready = self.has_ready_full();
+        if !ready {
+            self.raft.maybe_ready.store(false, Ordering::Relaxed);
+        }
+        ready
+    }
+
+    /// The full check behind [`RawNode::has_ready`]: whether the state
+    /// differs from what the last Ready reported, or anything waits to be
+    /// persisted, sent or applied.
+    #[inline(never)]
+    fn has_ready_full(&self) -> bool {
         let r = &self.raft;
         if r.soft_state() != self.prev_soft_state {
             return true;
@@ -619,19 +674,20 @@ impl<S: Storage> RawNode<S> {
             || r.raft_log.has_next_unstable_ents()
             || r.raft_log.has_next_committed_ents(true)
             || !r.read_states.is_empty()
-            || !r.membership_events.is_empty()
+            || r.membership_events.is_some()
     }
 
     /// Takes the next batch of work. Every Ready must be passed back to
     /// [`RawNode::advance`] (or [`RawNode::advance_append`]) once handled.
     pub fn ready(&mut self) -> Ready {
+        self.touch();
         self.raft.flush_deferred_appends();
         let r = &mut self.raft;
         self.last_number += 1;
         let number = self.last_number;
-        let mut entries = self.spare_entries.pop().unwrap_or_default();
+        let mut entries = Spares::entries(&mut self.spares);
         entries.extend_from_slice(r.raft_log.next_unstable_ents());
-        let mut committed_entries = self.spare_entries.pop().unwrap_or_default();
+        let mut committed_entries = Spares::entries(&mut self.spares);
         r.raft_log
             .next_committed_ents_into(true, &mut committed_entries);
         let snapshot = r.raft_log.next_unstable_snapshot().cloned();
@@ -686,7 +742,7 @@ impl<S: Storage> RawNode<S> {
             messages = early;
             persisted_messages = late;
         }
-        let mut steps = self.spare_messages.pop().unwrap_or_default();
+        let mut steps = Spares::messages(&mut self.spares);
         // A leader keeps the vector's capacity for its next append (its
         // own acknowledgements pass through it on every proposal); a
         // follower lets it go, so an idle group pins no memory.
@@ -705,7 +761,11 @@ impl<S: Storage> RawNode<S> {
             r.msgs_after_append = after;
         }
         let read_states = std::mem::take(&mut r.read_states);
-        let membership_events = std::mem::take(&mut r.membership_events);
+        let membership_events = r
+            .membership_events
+            .take()
+            .map(|events| *events)
+            .unwrap_or_default();
         // As etcd (newStorageAppendRespMsg): attest the whole unstable log,
         // not just this Ready's entries, so that a Ready without entries
         // can still release entries whose own report was ignored below.
@@ -765,6 +825,7 @@ impl<S: Storage> RawNode<S> {
     /// committed entries of later Readies, if any were taken, are not
     /// reported applied.
     pub fn advance(&mut self, rd: Ready) {
+        self.touch();
         let applying = rd.applying;
         self.advance_append(rd);
         self.advance_apply_to(applying);
@@ -775,6 +836,7 @@ impl<S: Storage> RawNode<S> {
     /// [`RawNode::advance_apply_to`] as entries are applied. Earlier Readies
     /// not yet advanced are taken as durable too.
     pub fn advance_append(&mut self, rd: Ready) {
+        self.touch();
         self.on_persist_ready(rd.number);
         self.recycle(rd);
     }
@@ -783,20 +845,22 @@ impl<S: Storage> RawNode<S> {
     /// Ready loop does not allocate them again. Very large buffers are let
     /// go so a burst does not pin memory.
     fn recycle(&mut self, rd: Ready) {
-        if self.raft.state != StateRole::Leader || self.raft.quiesce.quiesced {
+        if self.raft.state != StateRole::Leader || self.raft.quiesced {
             // Only a leader's Ready loop is hot enough to be worth the
             // memory; followers (and idle groups, quiesced ones too) keep
             // nothing.
-            self.spare_entries = Vec::new();
-            self.spare_messages = Vec::new();
+            self.spares = None;
             return;
         }
         const KEEP: usize = 4;
         const MAX_CAPACITY: usize = 4096;
         for mut v in [rd.entries, rd.committed_entries] {
-            if v.capacity() > 0 && v.capacity() <= MAX_CAPACITY && self.spare_entries.len() < KEEP {
-                v.clear();
-                self.spare_entries.push(v);
+            if v.capacity() > 0 && v.capacity() <= MAX_CAPACITY {
+                let spares = self.spares.get_or_insert_with(Box::default);
+                if spares.entries.len() < KEEP {
+                    v.clear();
+                    spares.entries.push(v);
+                }
             }
         }
     }
@@ -806,6 +870,7 @@ impl<S: Storage> RawNode<S> {
     /// hosts (and bindings) that keep the Ready's contents alive after
     /// persisting it. Equivalent to [`RawNode::advance_append`].
     pub fn on_persist_ready(&mut self, number: u64) {
+        self.touch();
         let upto = number;
         while let Some(rec) = self.records.front() {
             if rec.number > upto {
@@ -819,8 +884,12 @@ impl<S: Storage> RawNode<S> {
             for m in rec.steps.drain(..) {
                 let _ = self.raft.step(m);
             }
-            if rec.steps.capacity() > 0 && self.spare_messages.len() < 2 {
-                self.spare_messages.push(std::mem::take(&mut rec.steps));
+            if rec.steps.capacity() > 0 && self.raft.state == StateRole::Leader {
+                // Only a leader's are kept (see `recycle`).
+                let spares = self.spares.get_or_insert_with(Box::default);
+                if spares.messages.len() < 2 {
+                    spares.messages.push(std::mem::take(&mut rec.steps));
+                }
             }
             if let Some(index) = rec.snapshot_index {
                 self.raft.raft_log.stable_snap_to(index);
@@ -852,6 +921,7 @@ impl<S: Storage> RawNode<S> {
 
     /// Reports that every committed entry handed out so far is applied.
     pub fn advance_apply(&mut self) {
+        self.touch();
         let applying = self.raft.raft_log.applying;
         self.advance_apply_to(applying);
     }
@@ -859,6 +929,7 @@ impl<S: Storage> RawNode<S> {
     /// Reports that committed entries up to `index` are applied. Indexes
     /// beyond what was handed out are capped.
     pub fn advance_apply_to(&mut self, index: u64) {
+        self.touch();
         let index = index.min(self.raft.raft_log.applying);
         if index <= self.raft.raft_log.applied {
             return;
@@ -891,6 +962,7 @@ impl<S: Storage> RawNode<S> {
 
     /// The storage, mutably.
     pub fn store_mut(&mut self) -> &mut S {
+        self.touch();
         &mut self.raft.raft_log.store
     }
 
@@ -905,13 +977,14 @@ impl<S: Storage> RawNode<S> {
     /// the host calls [`RawNode::wake`] or [`RawNode::wake_leader_lost`].
     /// A host of many groups need not tick a quiesced group at all.
     pub fn is_quiesced(&self) -> bool {
-        self.raft.quiesce.quiesced
+        self.raft.quiesced
     }
 
     /// Wakes a quiesced node: it ticks again from where its clocks
     /// stopped (a leader starts a fresh heartbeat interval, then quiesces
     /// again if its group is still idle). A no-op on a node that is awake.
     pub fn wake(&mut self) {
+        self.touch();
         self.raft.wake();
     }
 
@@ -929,12 +1002,14 @@ impl<S: Storage> RawNode<S> {
     /// lease-based reads the follower could then vote inside the leader's
     /// lease. A no-op on a leader or candidate.
     pub fn wake_leader_lost(&mut self) {
+        self.touch();
         self.raft.wake_leader_lost();
     }
 
     /// Advances the election clock of an idle (quiesced) group without
     /// running elections or heartbeats (etcd `TickQuiesced`).
     pub fn tick_quiesced(&mut self) {
+        // Only counts: what has_ready answers does not change.
         self.raft.election_elapsed += 1;
     }
 
@@ -947,13 +1022,42 @@ impl<S: Storage> RawNode<S> {
     #[cfg(any(test, feature = "bug-injection"))]
     #[allow(dead_code, reason = "used by unit tests and the bug-injection build")]
     pub(crate) fn raft_mut(&mut self) -> &mut Raft<S> {
+        self.touch();
         &mut self.raft
     }
 
     /// The planted-bug switches (feature `bug-injection`, tests only).
     #[cfg(feature = "bug-injection")]
     pub fn bugs_mut(&mut self) -> &mut crate::raft::Bugs {
+        self.touch();
         &mut self.raft.bugs
+    }
+}
+
+/// A leader's emptied Ready vectors, kept for its next Readies.
+#[derive(Debug, Default)]
+struct Spares {
+    /// Entry vectors (entries to persist, committed entries to apply).
+    entries: Vec<Vec<Entry>>,
+    /// Vectors of self-addressed messages.
+    messages: Vec<Vec<Message>>,
+}
+
+impl Spares {
+    /// An emptied entry vector kept from an earlier Ready, or a new one.
+    fn entries(spares: &mut Option<Box<Spares>>) -> Vec<Entry> {
+        spares
+            .as_mut()
+            .and_then(|s| s.entries.pop())
+            .unwrap_or_default()
+    }
+
+    /// An emptied message vector kept from an earlier Ready, or a new one.
+    fn messages(spares: &mut Option<Box<Spares>>) -> Vec<Message> {
+        spares
+            .as_mut()
+            .and_then(|s| s.messages.pop())
+            .unwrap_or_default()
     }
 }
 
@@ -1036,32 +1140,44 @@ mod layout_tests {
     type R = Raft<MemoryStorage>;
     type L = RaftLog<MemoryStorage>;
 
-    /// Everything an idle group's tick and `has_ready` read lies in the
-    /// first five cache lines of the node (see the `repr(C)` comments on
-    /// `Raft` and `RawNode`): a field added or moved in front of them shows
-    /// here, not only as a slower B4 sweep.
+    /// Everything an idle follower's tick and `has_ready` read lies in the
+    /// first 32 bytes of the node (see the `repr(C)` comments on `Raft` and
+    /// `RawNode`): a field added or moved in front of them shows here, not
+    /// only as a slower B4 sweep.
     #[test]
-    fn idle_sweep_reads_the_head_of_the_node() {
+    fn idle_sweep_reads_the_first_bytes_of_the_node() {
+        let raft = offset_of!(Node, raft);
+        assert_eq!(raft, 0, "Raft's head is the node's head");
+        let sweep = [
+            raft + offset_of!(R, state) + 1,
+            raft + offset_of!(R, quiesced) + 1,
+            raft + offset_of!(R, maybe_ready) + 1,
+            raft + offset_of!(R, election_elapsed) + 8,
+            raft + offset_of!(R, election_timeout) + 8,
+            raft + offset_of!(R, randomized_election_timeout) + 8,
+        ];
+        let end = sweep.into_iter().max().expect("fields listed");
+        assert!(end <= 32, "the sweep's fields reach byte {end}");
+    }
+
+    /// What the full `has_ready` check reads (a busy group's) lies in the
+    /// first five cache lines of `Raft`, and in the few bytes of `RawNode`
+    /// just behind it, ahead of the cold part of the node.
+    #[test]
+    fn full_has_ready_reads_the_head_of_raft() {
         let raft = offset_of!(Node, raft);
         let log = raft + offset_of!(R, raft_log);
         let unstable = log + offset_of!(L, unstable);
         let ends = [
-            offset_of!(Node, prev_soft_state) + 16,
-            offset_of!(Node, prev_hard_state) + 24,
             raft + offset_of!(R, term) + 8,
             raft + offset_of!(R, vote) + 8,
             raft + offset_of!(R, lead) + 8,
             raft + offset_of!(R, state) + 1,
-            raft + offset_of!(R, election_elapsed) + 8,
-            raft + offset_of!(R, election_timeout) + 8,
-            raft + offset_of!(R, randomized_election_timeout) + 8,
-            raft + offset_of!(R, restart_lease) + 1,
             raft + offset_of!(R, appends_deferred) + 1,
-            raft + offset_of!(R, quiesce.quiesced) + 1,
             raft + offset_of!(R, msgs) + 24,
             raft + offset_of!(R, msgs_after_append) + 24,
             raft + offset_of!(R, read_states) + 24,
-            raft + offset_of!(R, membership_events) + 24,
+            raft + offset_of!(R, membership_events) + 8,
             log + offset_of!(L, committed) + 8,
             log + offset_of!(L, applying) + 8,
             log + offset_of!(L, applied) + 8,
@@ -1073,9 +1189,14 @@ mod layout_tests {
         ];
         let end = ends.into_iter().max().expect("fields listed");
         assert!(end <= 5 * 64, "the hot fields reach byte {end}");
-        // And the cold part is really behind them.
+        // The cold part of Raft is behind them, and the previous states the
+        // check compares with follow Raft at once.
         assert!(offset_of!(R, trk) >= end - raft);
-        assert!(offset_of!(Node, records) >= end);
+        assert_eq!(
+            offset_of!(Node, prev_soft_state),
+            raft + std::mem::size_of::<R>()
+        );
+        assert!(offset_of!(Node, records) > offset_of!(Node, prev_hard_state));
     }
 }
 
@@ -1107,5 +1228,252 @@ mod small_queue_tests {
         q.push_back(5);
         assert!(q.rest.is_none());
         assert_eq!(q.pop_front(), Some(5));
+    }
+}
+
+#[cfg(test)]
+mod maybe_ready_tests {
+    use std::collections::VecDeque;
+
+    use super::{RawNode, SnapshotStatus};
+    use crate::config::{Config, ReadOnlyOption};
+    use crate::pb::{ConfChange, ConfChangeI, ConfChangeType, ConfState, EntryType, Message};
+    use crate::raft::SplitMix64;
+    use crate::storage::MemoryStorage;
+
+    struct Peer {
+        node: RawNode<MemoryStorage>,
+        store: MemoryStorage,
+        cs: ConfState,
+    }
+
+    fn peer(id: u64, seed: u64, quiesce: bool, lease: bool) -> Peer {
+        let store = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1, 2, 3]))
+            .expect("valid configuration");
+        let mut cfg = Config::new(id);
+        cfg.election_tick = 10;
+        cfg.heartbeat_tick = 3;
+        cfg.check_quorum = true;
+        cfg.pre_vote = seed % 2 == 0;
+        cfg.quiesce = quiesce;
+        cfg.coalesce_appends = seed % 3 != 0;
+        cfg.max_committed_size_per_ready = 64;
+        if lease {
+            cfg.read_only_option = ReadOnlyOption::LeaseBased;
+        }
+        cfg.seed = seed * 10 + id;
+        Peer {
+            node: RawNode::new(&cfg, store.clone()).expect("node"),
+            store,
+            cs: ConfState::from_voters(vec![1, 2, 3]),
+        }
+    }
+
+    /// `has_ready` answers what the full check answers.
+    fn check(n: &RawNode<MemoryStorage>, what: &str) {
+        assert_eq!(n.has_ready(), n.has_ready_full(), "{what}: a Ready hidden");
+    }
+
+    /// Handles one Ready of `p` the way a host does, reporting it back in
+    /// one of the three ways the API offers, and checks `has_ready` after
+    /// each call; returns its messages.
+    fn handle_ready(p: &mut Peer, how: u64) -> Vec<Message> {
+        let mut rd = p.node.ready();
+        check(&p.node, "ready");
+        {
+            let mut s = p.store.wl();
+            if let Some(snap) = &rd.snapshot {
+                s.apply_snapshot(snap.clone()).expect("apply snapshot");
+                p.cs = snap.metadata.conf_state.clone();
+            }
+            s.append(&rd.entries).expect("append");
+            if let Some(hs) = rd.hard_state {
+                s.set_hard_state(hs);
+            }
+        }
+        for e in &rd.committed_entries {
+            if e.entry_type != EntryType::EntryNormal {
+                let cc = ConfChangeI::from_entry(e).expect("conf change");
+                if let Ok(cs) = p.node.apply_conf_change(&cc) {
+                    p.cs = cs;
+                }
+                check(&p.node, "apply_conf_change");
+            }
+        }
+        let msgs = rd.take_all_messages();
+        match how % 3 {
+            0 => p.node.advance(rd),
+            1 => {
+                p.node.advance_append(rd);
+                check(&p.node, "advance_append");
+                p.node.advance_apply();
+            }
+            _ => {
+                let (n, applying) = (rd.number(), rd.applying);
+                p.node.on_persist_ready(n);
+                check(&p.node, "on_persist_ready");
+                p.node.advance_apply_to(applying);
+            }
+        }
+        check(&p.node, "advance");
+        msgs
+    }
+
+    /// The "maybe ready" bit never hides a Ready: after every call of every
+    /// entry point, on a cluster driven at random (elections, proposals,
+    /// conf changes, reads, transfers, snapshots, quiescence), `has_ready`
+    /// answers what the full check answers. An entry point that forgets to
+    /// set the bit makes this fail (and debug builds panic inside
+    /// `has_ready` itself).
+    #[test]
+    fn maybe_ready_bit_never_hides_a_ready() {
+        for seed in 0..40u64 {
+            let mut rng = SplitMix64::new(seed);
+            let quiesce = seed % 4 != 1;
+            let lease = seed % 5 == 2;
+            let mut peers: Vec<Peer> = (1..=3).map(|id| peer(id, seed, quiesce, lease)).collect();
+            let mut net: VecDeque<Message> = VecDeque::new();
+            for step in 0..3000 {
+                let i = rng.below(3) as usize;
+                let id = i as u64 + 1;
+                let op = rng.below(100);
+                let p = &mut peers[i];
+                match op {
+                    0..=17 => p.node.tick(),
+                    18..=49 => {
+                        // Deliver (or sometimes drop) a message in flight.
+                        if let Some(m) = net.pop_front() {
+                            if rng.below(10) != 0 {
+                                let to = m.to as usize;
+                                if (1..=3).contains(&to) {
+                                    let _ = peers[to - 1].node.step(m);
+                                }
+                            }
+                        }
+                    }
+                    50..=64 => {
+                        if p.node.has_ready() {
+                            let msgs = handle_ready(p, rng.below(3));
+                            net.extend(msgs);
+                        }
+                    }
+                    65..=69 => {
+                        let _ = p.node.propose(vec![step as u8; 8]);
+                    }
+                    70 => {
+                        let _ = p.node.propose_batch([vec![1u8], vec![2u8, 3]]);
+                    }
+                    71 => {
+                        let _ = p.node.campaign();
+                    }
+                    72..=73 => {
+                        let _ = p.node.read_index(vec![step as u8]);
+                    }
+                    74 => {
+                        let _ = p.node.transfer_leader(rng.below(3) + 1);
+                    }
+                    75 => {
+                        let _ = p.node.forget_leader();
+                    }
+                    76 => p.node.report_unreachable(rng.below(3) + 1),
+                    77 => {
+                        let st = if rng.below(2) == 0 {
+                            SnapshotStatus::Finish
+                        } else {
+                            SnapshotStatus::Failure
+                        };
+                        p.node.report_snapshot(rng.below(3) + 1, st);
+                    }
+                    78 => p.node.wake(),
+                    79 => p.node.wake_leader_lost(),
+                    80..=84 => p.node.tick_quiesced(),
+                    85 => {
+                        let _ = p.node.add_member(4, vec![4u8]);
+                    }
+                    86 => {
+                        let change_type = if rng.below(2) == 0 {
+                            ConfChangeType::ConfChangeRemoveNode
+                        } else {
+                            ConfChangeType::ConfChangeAddLearnerNode
+                        };
+                        let _ = p.node.propose_conf_change(ConfChange {
+                            change_type,
+                            node_id: 4,
+                            ..ConfChange::default()
+                        });
+                    }
+                    87 => {
+                        let _ = p.node.set_auto_promote(rng.below(2) == 0);
+                        let _ = p.node.set_standby_promotion(false);
+                    }
+                    88 => {
+                        // The host compacts its log behind what it applied,
+                        // so lagging peers get snapshots.
+                        let applied = p.node.read_local().applied;
+                        let mut s = p.store.wl();
+                        if s.create_snapshot(applied, Some(p.cs.clone()), None).is_ok() {
+                            let _ = s.compact(applied);
+                        }
+                    }
+                    89 => {
+                        // A message from a peer's peer that does not exist,
+                        // or a local type: refused, nothing changes.
+                        let mut m = Message::new(crate::pb::MessageType::MsgHeartbeatResp, 9, id);
+                        m.term = 1;
+                        let _ = p.node.step(m);
+                    }
+                    _ => {
+                        let _ = p.node.store_mut();
+                    }
+                }
+                for (j, q) in peers.iter().enumerate() {
+                    assert_eq!(
+                        q.node.has_ready(),
+                        q.node.has_ready_full(),
+                        "seed {seed} step {step} op {op} on node {id}: node {} hid a Ready",
+                        j + 1
+                    );
+                }
+                while net.len() > 200 {
+                    net.pop_front();
+                }
+            }
+            let commit = peers
+                .iter()
+                .map(|q| q.node.read_local().commit)
+                .max()
+                .unwrap_or(0);
+            // The run did what it is for: elected leaders and committed.
+            assert!(commit > 0, "seed {seed}: nothing committed");
+        }
+    }
+
+    /// The bit does what it is for: an idle follower that found nothing
+    /// answers from it, and a tick that only counts leaves it clear.
+    #[test]
+    fn idle_follower_answers_from_the_bit() {
+        let mut p = peer(2, 1, false, false);
+        let mut hb = Message::new(crate::pb::MessageType::MsgHeartbeat, 1, 2);
+        hb.term = 1;
+        p.node.step(hb).expect("heartbeat");
+        while p.node.has_ready() {
+            handle_ready(&mut p, 0);
+        }
+        let bit = |p: &Peer| {
+            p.node
+                .raft
+                .maybe_ready
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        assert!(!bit(&p));
+        p.node.tick();
+        assert!(!bit(&p), "a counting tick leaves the bit clear");
+        assert!(!p.node.has_ready());
+        // Past the randomized timeout, the tick campaigns: the bit is set.
+        for _ in 0..20 {
+            p.node.tick();
+        }
+        assert!(bit(&p));
+        assert!(p.node.has_ready());
     }
 }

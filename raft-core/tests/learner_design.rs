@@ -99,8 +99,8 @@ type Shape = (
 fn shape(c: &Cluster, id: u64) -> Shape {
     let cfg = c.tracker_config(id);
     (
-        cfg.voters.incoming.ids().clone(),
-        cfg.voters.outgoing.ids().clone(),
+        cfg.voters.incoming.iter().copied().collect(),
+        cfg.voters.outgoing.iter().copied().collect(),
         cfg.learners.clone(),
         cfg.learners_next.clone(),
         cfg.auto_leave,

@@ -240,7 +240,7 @@ fn turning_auto_promote_off_midway_stops_it() {
 /// running members.
 fn live_quorum(c: &Cluster, id: u64) -> bool {
     let cfg = c.raw(id).status().config;
-    let live = |set: &std::collections::BTreeSet<u64>| {
+    let live = |set: &[u64]| {
         set.is_empty() || set.iter().filter(|v| c.node(**v).running).count() > set.len() / 2
     };
     live(cfg.voters.incoming.ids()) && live(cfg.voters.outgoing.ids())

@@ -229,7 +229,9 @@ fn is_joint(cfg: &Config) -> bool {
 
 /// The number of ids in exactly one of `l` and `r`.
 fn symdiff(l: &MajorityConfig, r: &MajorityConfig) -> usize {
-    l.symmetric_difference(r).count()
+    let only_l = l.iter().filter(|&&id| !r.contains(id)).count();
+    let only_r = r.iter().filter(|&&id| !l.contains(id)).count();
+    only_l + only_r
 }
 
 /// Checks the invariants that tie a configuration to its progress map.

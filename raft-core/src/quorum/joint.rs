@@ -32,7 +32,11 @@ impl JointConfig {
 
     /// Every voter of either half.
     pub fn ids(&self) -> BTreeSet<u64> {
-        self.incoming.union(&self.outgoing).copied().collect()
+        self.incoming
+            .iter()
+            .chain(&self.outgoing)
+            .copied()
+            .collect()
     }
 
     /// Whether `id` is a voter of either half.

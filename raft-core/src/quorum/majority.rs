@@ -15,40 +15,68 @@ const STACK_VOTERS: usize = 7;
 ///
 /// Ported from etcd-io/raft quorum/majority.go (`MajorityConfig`, a map there;
 /// an ordered set here so that iteration and printing are deterministic).
-#[derive(Clone, Default, PartialEq, Eq, Debug, Hash)]
+///
+/// The set is a sorted vector rather than a B-tree: a configuration has a
+/// handful of voters, so one small allocation (24 bytes for three) beats a
+/// tree node sized for eleven (104 bytes), and a binary search over it
+/// beats the tree's walk.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct MajorityConfig {
-    voters: BTreeSet<u64>,
+    /// Invariant: sorted ascending, no id twice.
+    voters: Vec<u64>,
 }
 
 impl MajorityConfig {
     /// A configuration of the given voters.
     pub fn new(voters: BTreeSet<u64>) -> MajorityConfig {
-        MajorityConfig { voters }
+        MajorityConfig {
+            voters: voters.into_iter().collect(),
+        }
     }
 
-    /// The voter ids, as a set.
-    pub fn ids(&self) -> &BTreeSet<u64> {
+    /// The voter ids, in ascending order.
+    pub fn ids(&self) -> &[u64] {
         &self.voters
     }
 
     /// The voter ids in ascending order.
-    pub fn iter(&self) -> std::collections::btree_set::Iter<'_, u64> {
+    pub fn iter(&self) -> std::slice::Iter<'_, u64> {
         self.voters.iter()
     }
 
     /// Whether `id` is a voter.
     pub fn contains(&self, id: u64) -> bool {
-        self.voters.contains(&id)
+        self.voters.binary_search(&id).is_ok()
     }
 
     /// Adds a voter; returns whether it was absent.
     pub fn insert(&mut self, id: u64) -> bool {
-        self.voters.insert(id)
+        match self.voters.binary_search(&id) {
+            Ok(_) => false,
+            Err(i) => {
+                // Exactly one more: sets grow one voter at a time (conf
+                // changes, restores), and each group keeps its set for good.
+                self.voters.reserve_exact(1);
+                self.voters.insert(i, id);
+                true
+            }
+        }
     }
 
     /// Removes a voter; returns whether it was present.
     pub fn remove(&mut self, id: u64) -> bool {
-        self.voters.remove(&id)
+        match self.voters.binary_search(&id) {
+            Ok(i) => {
+                self.voters.remove(i);
+                if self.voters.is_empty() {
+                    // An emptied half (a joint configuration left) keeps
+                    // no allocation.
+                    self.voters = Vec::new();
+                }
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// The number of voters.
@@ -61,14 +89,14 @@ impl MajorityConfig {
         self.voters.is_empty()
     }
 
-    /// Removes every voter.
+    /// Removes every voter (and frees the set's memory).
     pub fn clear(&mut self) {
-        self.voters.clear();
+        self.voters = Vec::new();
     }
 
     /// The voter ids as a sorted vector (etcd `Slice`).
     pub fn slice(&self) -> Vec<u64> {
-        self.voters.iter().copied().collect()
+        self.voters.clone()
     }
 
     /// The highest index acknowledged by a majority of the voters.
@@ -202,31 +230,43 @@ impl MajorityConfig {
     }
 }
 
+/// The voter ids, sorted ascending (a slice: every read-only set method a
+/// caller needs, `contains(&id)`, `iter`, `len`, `first`, ...).
 impl Deref for MajorityConfig {
-    type Target = BTreeSet<u64>;
+    type Target = [u64];
 
-    fn deref(&self) -> &BTreeSet<u64> {
+    fn deref(&self) -> &[u64] {
         &self.voters
     }
 }
 
 impl From<BTreeSet<u64>> for MajorityConfig {
     fn from(voters: BTreeSet<u64>) -> MajorityConfig {
-        MajorityConfig { voters }
+        MajorityConfig::new(voters)
     }
 }
 
 impl FromIterator<u64> for MajorityConfig {
+    /// Duplicates are dropped and the ids sorted, as a set would.
     fn from_iter<I: IntoIterator<Item = u64>>(iter: I) -> MajorityConfig {
-        MajorityConfig {
-            voters: iter.into_iter().collect(),
-        }
+        let mut voters: Vec<u64> = iter.into_iter().collect();
+        voters.sort_unstable();
+        voters.dedup();
+        voters.shrink_to_fit();
+        MajorityConfig { voters }
+    }
+}
+
+impl fmt::Debug for MajorityConfig {
+    /// As the set it is: `{1, 2, 3}`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.voters.iter()).finish()
     }
 }
 
 impl<'a> IntoIterator for &'a MajorityConfig {
     type Item = &'a u64;
-    type IntoIter = std::collections::btree_set::Iter<'a, u64>;
+    type IntoIter = std::slice::Iter<'a, u64>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.voters.iter()

@@ -1315,3 +1315,32 @@ proptest! {
         prop_assert_eq!(c.committed_index(&hashed), got);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The sorted-vector set behaves as the `BTreeSet` it replaced: the
+    /// same answers to insert, remove and contains, the same ids in the
+    /// same order, the same `Debug` text, whatever the operations.
+    #[test]
+    fn majority_config_is_a_set(ops in proptest::collection::vec((any::<bool>(), 0u64..12), 0..40)) {
+        let mut c = MajorityConfig::default();
+        let mut want = BTreeSet::new();
+        for (add, id) in ops {
+            if add {
+                prop_assert_eq!(c.insert(id), want.insert(id));
+            } else {
+                prop_assert_eq!(c.remove(id), want.remove(&id));
+            }
+            for probe in 0..12 {
+                prop_assert_eq!(c.contains(probe), want.contains(&probe));
+            }
+            let ids: Vec<u64> = want.iter().copied().collect();
+            prop_assert_eq!(c.ids(), ids.as_slice());
+            prop_assert_eq!(c.len(), want.len());
+            prop_assert_eq!(format!("{c:?}"), format!("{want:?}"));
+            prop_assert_eq!(&c, &MajorityConfig::new(want.clone()));
+            prop_assert_eq!(&c, &want.iter().rev().chain(want.iter()).copied().collect::<MajorityConfig>());
+        }
+    }
+}

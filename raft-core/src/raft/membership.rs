@@ -217,6 +217,7 @@ impl<S: Storage> Raft<S> {
                         index
                     );
                     self.membership_events
+                        .get_or_insert_with(Box::default)
                         .push(MembershipEvent::StandbySwapProposed {
                             promoted: learner,
                             demoted: dead,
@@ -244,6 +245,7 @@ impl<S: Storage> Raft<S> {
                     index
                 );
                 self.membership_events
+                    .get_or_insert_with(Box::default)
                     .push(MembershipEvent::PromotionProposed { id: learner, index });
             }
         }

@@ -23,6 +23,8 @@ pub use membership::{MembershipEvent, NotPromotable};
 pub(crate) use read_only::ReadOnly;
 pub use read_only::ReadState;
 
+use std::sync::atomic::AtomicBool;
+
 use bytes::Bytes;
 
 use crate::confchange;
@@ -167,24 +169,24 @@ pub struct Bugs {
 
 /// The Raft state machine of one node.
 // `repr(C)`: the fields are laid out in the order written. The ones an
-// idle group's tick and `RawNode::has_ready` read come first, so that a
-// sweep over thousands of groups touches a few adjacent cache lines of
-// each rather than lines spread over the whole struct; the rest follows,
-// grouped by alignment so that no padding is added.
+// idle group's tick and `RawNode::has_ready` read come first: the first
+// 32 bytes hold everything a follower's tick below its election timeout
+// reads and writes, and `maybe_ready`, all an idle group's `has_ready`
+// reads, so that a sweep over thousands of groups touches one cache line
+// (two when the node straddles a line boundary) of each. What the full
+// `has_ready` check reads follows, then the rest, grouped by alignment so
+// that no padding is added.
 #[repr(C)]
 pub(crate) struct Raft<S: Storage> {
-    pub term: u64,
-    pub vote: u64,
-    pub lead: u64,
-    /// Ticks since the last election timeout reset (leader: since the last
-    /// check-quorum round).
-    pub election_elapsed: usize,
-    pub election_timeout: usize,
-    /// A number in `[election_timeout, 2 * election_timeout)`, redrawn on every reset.
-    pub randomized_election_timeout: usize,
-    /// Quiescence of an idle group (see `quiesce.rs`).
-    pub quiesce: quiesce::Quiesce,
     pub state: StateRole,
+    /// The node ignores ticks until woken (quiescence, see `quiesce.rs`).
+    pub quiesced: bool,
+    /// `RawNode`'s "maybe ready" bit (kept here, in the node's first bytes,
+    /// for the sweep's sake): false only when `RawNode::has_ready` found
+    /// nothing and no entry point that may change its answer ran since.
+    /// Atomic only so that `has_ready`, which takes `&self`, may clear it
+    /// without making the node `!Sync`; every access is relaxed.
+    pub maybe_ready: AtomicBool,
     /// Under lease-based reads, a restarted node does not know whom it last
     /// heard from: it refuses votes for its first election timeout, as if
     /// it had heard from a leader just before starting, so a lease it
@@ -197,6 +199,40 @@ pub(crate) struct Raft<S: Storage> {
     pub is_learner: bool,
     pub check_quorum: bool,
     pub pre_vote: bool,
+    /// Ticks since the last election timeout reset (leader: since the last
+    /// check-quorum round).
+    pub election_elapsed: usize,
+    pub election_timeout: usize,
+    /// A number in `[election_timeout, 2 * election_timeout)`, redrawn on every reset.
+    pub randomized_election_timeout: usize,
+    pub term: u64,
+    pub vote: u64,
+    pub lead: u64,
+    /// Messages that may be sent at once.
+    pub msgs: Vec<Message>,
+    /// Messages to send (or, when addressed to self, to step) only after the
+    /// current unstable entries, hard state and snapshot are durable.
+    pub msgs_after_append: Vec<Message>,
+    pub read_states: Vec<ReadState>,
+    /// Membership changes the leader proposed by itself, for the next
+    /// Ready; `Some` only when not empty (rare: a pointer rather than an
+    /// empty vector in every node, 8 bytes instead of 24).
+    #[allow(
+        clippy::box_collection,
+        reason = "the box is the point: a pointer inline instead of an empty vector"
+    )]
+    pub membership_events: Option<Box<Vec<MembershipEvent>>>,
+    pub raft_log: RaftLog<S>,
+    /// A leader's quiescence round (see `quiesce.rs`).
+    pub quiesce: quiesce::Quiesce,
+    /// [`Config::quiesce`].
+    pub quiesce_enabled: bool,
+    /// Leader: a peer echoed a quiesce request (it does not speak the
+    /// extension); no more requests in this term.
+    pub quiesce_unsupported: bool,
+    /// Leader: the next heartbeat of an unanswered round is an ordinary
+    /// one.
+    pub quiesce_retry: bool,
     /// Whether proposals defer their appends to the next flush
     /// (`RawNode` turns this on; the bare state machine sends at once, as
     /// etcd's does, which its ported tests rely on).
@@ -208,15 +244,6 @@ pub(crate) struct Raft<S: Storage> {
     /// vector is allocated only when a message is sent). One byte, to fit
     /// the node's padding.
     pub msgs_hint: u8,
-    /// Messages that may be sent at once.
-    pub msgs: Vec<Message>,
-    /// Messages to send (or, when addressed to self, to step) only after the
-    /// current unstable entries, hard state and snapshot are durable.
-    pub msgs_after_append: Vec<Message>,
-    pub read_states: Vec<ReadState>,
-    /// Membership changes the leader proposed by itself, for the next Ready.
-    pub membership_events: Vec<MembershipEvent>,
-    pub raft_log: RaftLog<S>,
     /// The same for `msgs_after_append`.
     pub after_hint: u8,
     pub disable_conf_change_validation: bool,
@@ -299,16 +326,18 @@ impl<S: Storage> Raft<S> {
                 min_active_rounds: c.promote_min_active_rounds,
                 dead_rounds: c.standby_dead_rounds,
             },
-            membership_events: Vec::new(),
+            membership_events: None,
             restart_lease: false,
             appends_deferred: false,
             coalesce_appends: false,
             next_read_seq: 1,
             max_applying_ents_size: c.committed_size_per_ready(),
-            quiesce: quiesce::Quiesce {
-                enabled: c.quiesce,
-                ..quiesce::Quiesce::default()
-            },
+            quiesce: quiesce::Quiesce::default(),
+            quiesce_enabled: c.quiesce,
+            quiesce_unsupported: false,
+            quiesce_retry: false,
+            quiesced: false,
+            maybe_ready: AtomicBool::new(true),
             rng: SplitMix64::new(seed),
             #[cfg(feature = "bug-injection")]
             bugs: Bugs::default(),
@@ -489,35 +518,64 @@ impl<S: Storage> Raft<S> {
         self.election_elapsed >= self.randomized_election_timeout
     }
 
-    /// Advances the logical clock by one tick.
-    pub fn tick(&mut self) {
-        if self.quiesce.quiesced {
+    /// Advances the logical clock by one tick. Returns whether the tick did
+    /// more than count: a follower's or candidate's tick below its election
+    /// timeouts changes nothing but `election_elapsed` (nothing a Ready
+    /// reports), a quiesced node's tick changes nothing; every other tick
+    /// returns true, which tells `RawNode` that a Ready may be due.
+    #[inline]
+    pub fn tick(&mut self) -> bool {
+        if self.quiesced {
             // A quiesced group sleeps: its clocks stop until it is woken.
-            return;
+            return false;
         }
-        match self.state {
-            StateRole::Leader => self.tick_heartbeat(),
-            _ => self.tick_election(),
+        if self.state == StateRole::Leader {
+            self.tick_heartbeat();
+            return true;
         }
+        self.tick_election()
     }
 
-    fn tick_election(&mut self) {
+    /// A follower's or candidate's tick (etcd `tickElection`); returns
+    /// whether it campaigned.
+    #[inline]
+    fn tick_election(&mut self) -> bool {
+        // The common tick of an idle follower: reads and writes the first
+        // bytes of the node only (see the layout comment on `Raft`).
         self.election_elapsed += 1;
+        if self.election_elapsed < self.election_timeout
+            && self.election_elapsed < self.randomized_election_timeout
+        {
+            return false;
+        }
+        self.tick_election_due()
+    }
+
+    /// The rest of a follower's or candidate's tick once its election
+    /// clock reached `election_timeout` or `randomized_election_timeout`
+    /// (a test may set the latter below the former): the restart lease
+    /// ends, and past the randomized timeout a promotable node campaigns.
+    /// Returns whether it campaigned.
+    #[inline(never)]
+    fn tick_election_due(&mut self) -> bool {
         if self.election_elapsed >= self.election_timeout {
             self.restart_lease = false;
         }
         #[cfg(feature = "bug-injection")]
         if self.bugs.no_election_timeout {
-            return;
+            return false;
         }
-        // The timeout check comes first: it reads only this struct, so the
-        // common tick of an idle group touches no heap memory.
+        // The timeout check comes first: it reads only this struct, so a
+        // tick of an unpromotable node touches no heap memory.
         if self.past_election_timeout() && self.promotable() {
             self.election_elapsed = 0;
             let _ = self.step(Message::new(MessageType::MsgHup, self.id, INVALID_ID));
+            return true;
         }
+        false
     }
 
+    #[inline(never)]
     fn tick_heartbeat(&mut self) {
         self.heartbeat_elapsed += 1;
         self.tick_lease();
@@ -663,7 +721,7 @@ impl<S: Storage> Raft<S> {
     /// [`Error::ProposalDropped`] for proposals that cannot be accepted,
     /// conf-change and transfer refusals, storage failures.
     pub fn step(&mut self, m: Message) -> Result<()> {
-        if self.quiesce.quiesced && !self.keeps_quiesced(&m) {
+        if self.quiesced && !self.keeps_quiesced(&m) {
             self.wake();
         }
         // Handle the message term, which may result in our stepping down.
