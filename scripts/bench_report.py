@@ -602,8 +602,9 @@ def main() -> None:
         "(raftpb-typed `Ready`, everything copied into Go memory, `Step` per message); "
         "**raftlet-go-view** is the zero-copy API beside it (`ReadyViewPersisted`: the "
         "Ready taken, written to the storage and read in place in one cgo crossing; "
-        "`AdvanceView`; `ProposeBatch`, `StepBatch`; the B4 sweep through a `TickSet`, "
-        "one crossing for all groups). × is against etcd raft (> 1 favours raftlet); "
+        "`AdvanceViewNext` and `StepBatchReady`: a view advanced, or a network read's "
+        "messages stepped, and the next Ready taken in the same crossing; `ProposeBatch`; "
+        "the B4 sweep through a `TickSet`, one crossing for all groups). × is against etcd raft (> 1 favours raftlet); "
         "crossings are cgo calls per op (per group per sweep for B4).")
     add("")
     add("| row | etcd raft (native Go) | raftlet-go (typed) | × | raftlet-go-view (zero-copy) | × | cgo crossings/op, typed / view |")
@@ -944,13 +945,16 @@ like raftlet's) is faster than prost where payloads are large.
 - **B2 Go (via cgo beats etcd native).** With the zero-copy API (ReadyView,
   batch calls, TickSet) met on B1 128 B and 1 KiB, B1batch 128 B, the B4
   sweep (one crossing for all groups) and B5 at 64 reads per round; missed
-  where each operation is small or payloads are large. B3 now makes five
-  crossings per proposal (Propose, then ReadyViewPersisted and AdvanceView
-  for each of two Ready cycles; HasReady is learned by those calls), one
-  allocation (the payload); a crossing costs 100-150 ns on this machine and
-  the C ABI's Ready (its box, flat arrays and encodings) about as much
-  again, where native Rust raftlet does the whole proposal in about
-  600 ns. Large payloads pay the copy into the library at Propose that
+  where each operation is small or payloads are large. B3 now makes four
+  crossings per proposal (Propose, ReadyViewPersisted, then AdvanceViewNext,
+  which advances the first Ready and takes the second, and AdvanceView;
+  HasReady is learned by those calls), one allocation (the payload). By
+  callgrind a crossing costs about 250 instructions of the Go runtime plus
+  cgo's check of each pointer argument; fewer crossings alone did not
+  lower B3's instructions per op, the per-Ready work did (12.1k per op, was
+  13.8k; etcd raft 9.9k): what is left is mostly the C ABI's Ready itself
+  (its box, flat view and write tracking), where native Rust raftlet does
+  the whole proposal in about 4.4k instructions. Large payloads pay the copy into the library at Propose that
   etcd does not make, and page faults of the C heap growing back after
   each compaction. Closing it: a light Ready for a single voter (one cycle
   per proposal), a C Ready built without allocations (reused arrays), and
