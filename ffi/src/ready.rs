@@ -124,11 +124,18 @@ impl Drop for raftlet_ready {
         }
         // The largest message-encoding buffer a node keeps for its next ready.
         const MAX_SPARE_BUF: usize = 64 << 20;
+        // The smallest: below it a fresh buffer is a cheap allocation from
+        // the allocator's free lists (no pages mapped and faulted in), and
+        // an idle group, whose readies carry a heartbeat response or two,
+        // keeps no buffer at all.
+        const MIN_SPARE_BUF: usize = 4 << 10;
         let buf = std::mem::take(&mut self.buf);
-        if buf.capacity() > 0 && buf.capacity() <= MAX_SPARE_BUF {
+        if (MIN_SPARE_BUF..=MAX_SPARE_BUF).contains(&buf.capacity()) {
             let mut spare = self.track.spare_buf.lock();
-            if spare.capacity() < buf.capacity() {
-                *spare = buf;
+            match spare.as_mut() {
+                Some(s) if s.capacity() >= buf.capacity() => {}
+                Some(s) => **s = buf,
+                None => *spare = Some(Box::new(buf)),
             }
         }
     }
@@ -231,7 +238,12 @@ impl raftlet_ready {
             .map(|m| m.encoded_len())
             .sum();
         let mut buf = if total > 0 {
-            std::mem::take(&mut *track.spare_buf.lock())
+            track
+                .spare_buf
+                .lock()
+                .as_mut()
+                .map(|b| std::mem::take(&mut **b))
+                .unwrap_or_default()
         } else {
             Vec::new()
         };
