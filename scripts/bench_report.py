@@ -634,12 +634,13 @@ def main() -> None:
     add("")
     add("Where raftlet through Go is still slower than etcd raft (see bindings/go/README.md, "
         "\"Performance\", for the profiles): rows of small operations pay a fixed cost per "
-        "cgo crossing and per C Ready (B3: five crossings per proposal, two Ready cycles; "
-        "native Rust raftlet does B3 several times faster, so the gap is the boundary, "
+        "cgo crossing and per C Ready (B3: four crossings per proposal, two Ready cycles; "
+        "native Rust raftlet does B3 about three times faster, so the gap is the boundary, "
         "not the core); large payloads pay one more copy than etcd (the proposal is "
         "copied into the library, which etcd does not need) and page faults of glibc's "
         "heap growing again after each compaction, where Go's heap keeps its pages. B4's "
-        "heap per group is the core's (C heap); the binding adds about 200 bytes per group.")
+        "heap per group is mostly the core's (C heap; the Rust B4 row above); the binding "
+        "adds its node and storage handles in C and about 220 bytes of Go structs.")
     add("")
 
     # Reference check
