@@ -56,7 +56,10 @@ if [ "$(realpath "$TARGET/release/libraftlet.a")" != "$(realpath -m target/relea
 fi
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -Iinclude bench/c/b1.c target/release/libraftlet.a \
   -lpthread -ldl -lm -o "$OUT/b1_c"
-(cd bench/go && go test -tags raftlet_intree -c -o "$ROOT/$OUT/gobench" .)
+# -a: relink against the library just built. The go command reused a
+# cached link made against an older libraftlet.a here (same Go sources, a
+# rebuilt library), which measured the old library's heap.
+(cd bench/go && go test -a -tags raftlet_intree -c -o "$ROOT/$OUT/gobench" .)
 GB=$OUT/gobench
 
 PY=""
