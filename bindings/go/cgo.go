@@ -1106,14 +1106,7 @@ func cNodeAdvanceHR(n cNode, rd cReady) (bool, bool, error) {
 // Go pointer crosses but the buffer's and the lengths'.
 func cNodePackedBatch(n cNode, b *batch, bufs [][]byte, propose bool) (bool, bool, error) {
 	b.pack(bufs)
-	var bp *C.uint8_t
-	if len(b.buf) > 0 {
-		bp = (*C.uint8_t)(unsafe.Pointer(&b.buf[0]))
-	}
-	var lp *C.size_t
-	if len(b.lens) > 0 {
-		lp = &b.lens[0]
-	}
+	bp, lp := b.packed()
 	r := C.go_node_packed_batch(nodeH(n), bp, lp, C.size_t(len(bufs)), C.bool(propose))
 	b.release()
 	return hrOf(r)
@@ -1205,14 +1198,7 @@ func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeH
 	var r C.go_then_ready_res
 	if b.packable(msgs) {
 		b.pack(msgs)
-		var bp *C.uint8_t
-		if len(b.buf) > 0 {
-			bp = (*C.uint8_t)(unsafe.Pointer(&b.buf[0]))
-		}
-		var lp *C.size_t
-		if len(b.lens) > 0 {
-			lp = &b.lens[0]
-		}
+		bp, lp := b.packed()
 		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s))
 	} else {
 		b.fill(msgs)

@@ -363,6 +363,20 @@ func (b *batch) release() {
 	}
 }
 
+// packed is what pack left, as the C arguments of a packed call: the
+// buffer and the lengths (nil when empty).
+func (b *batch) packed() (*C.uint8_t, *C.size_t) {
+	var bp *C.uint8_t
+	if len(b.buf) > 0 {
+		bp = (*C.uint8_t)(unsafe.Pointer(&b.buf[0]))
+	}
+	var lp *C.size_t
+	if len(b.lens) > 0 {
+		lp = &b.lens[0]
+	}
+	return bp, lp
+}
+
 func (b *batch) ptr() (*C.raftlet_bytes, C.size_t) {
 	if len(b.items) == 0 {
 		return nil, 0
