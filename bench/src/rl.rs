@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 use raftlet::pb::{
-    ConfChange, ConfChangeI, ConfChangeType, ConfState, Decode, Encode, EntryType, Message,
+    ConfChange, ConfChangeI, ConfChangeType, ConfState, Decode, Encode, Entry, EntryType, Message,
     MessageType,
 };
 use raftlet::{Config, MemoryStorage, RawNode, StateRole, Storage};
@@ -25,6 +25,44 @@ fn kind(t: MessageType) -> Kind {
         MessageType::MsgApp => Kind::Append,
         MessageType::MsgSnap => Kind::Snapshot,
         _ => Kind::Other,
+    }
+}
+
+/// Encodes messages for the wire, as raft-rs's `encode_to_vec`: one
+/// exact-size buffer per message.
+fn push_wire<'a>(from: u64, msgs: impl Iterator<Item = &'a Message>, out: &mut Vec<Wire>) {
+    for m in msgs {
+        out.push(Wire {
+            from,
+            to: m.to,
+            kind: kind(m.msg_type),
+            data: Bytes::from(m.encode_to_vec()),
+        });
+    }
+}
+
+impl Raftlet {
+    /// Applies committed entries: counts the normal ones, applies conf
+    /// changes.
+    fn handle_committed(&mut self, ents: &[Entry], app: &mut Applied) {
+        for e in ents {
+            match e.entry_type {
+                EntryType::EntryNormal => {
+                    let n = e.data().len() as u64;
+                    if n > 0 {
+                        app.entries += 1;
+                        app.bytes += n;
+                    }
+                }
+                _ => {
+                    let cc = ConfChangeI::from_entry(e).expect("conf change");
+                    self.cs = Some(Box::new(
+                        self.node.apply_conf_change(&cc).expect("apply conf change"),
+                    ));
+                }
+            }
+            app.index = e.index;
+        }
     }
 }
 
@@ -128,35 +166,26 @@ impl BenchNode for Raftlet {
             }
         }
         let from = self.node.id();
-        for m in rd.messages.iter().chain(rd.persisted_messages.iter()) {
-            // As raft-rs's encode_to_vec: one exact-size buffer per message.
-            out.push(Wire {
-                from,
-                to: m.to,
-                kind: kind(m.msg_type),
-                data: Bytes::from(m.encode_to_vec()),
-            });
-        }
+        push_wire(
+            from,
+            rd.messages.iter().chain(rd.persisted_messages.iter()),
+            out,
+        );
         app.reads += rd.read_states.len() as u64;
-        for e in &rd.committed_entries {
-            match e.entry_type {
-                EntryType::EntryNormal => {
-                    let n = e.data().len() as u64;
-                    if n > 0 {
-                        app.entries += 1;
-                        app.bytes += n;
-                    }
-                }
-                _ => {
-                    let cc = ConfChangeI::from_entry(e).expect("conf change");
-                    self.cs = Some(Box::new(
-                        self.node.apply_conf_change(&cc).expect("apply conf change"),
-                    ));
-                }
-            }
-            app.index = e.index;
+        self.handle_committed(&rd.committed_entries, app);
+        // As raft-rs's advance: the write's acknowledgement hands out what
+        // it committed (a single voter's proposal, a leader's entries its
+        // own acknowledgement completes) in the same cycle.
+        let light = self.node.advance_light(rd);
+        if let Some(commit) = light.commit_index() {
+            let mut s = self.storage.wl();
+            let mut hs = *s.hard_state();
+            hs.commit = commit;
+            s.set_hard_state(hs);
         }
-        self.node.advance(rd);
+        push_wire(from, light.messages().iter(), out);
+        self.handle_committed(light.committed_entries(), app);
+        self.node.advance_apply_light(light);
     }
 
     fn snapshot_and_compact(&mut self, index: u64, data: Option<Bytes>) {

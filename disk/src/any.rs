@@ -289,6 +289,26 @@ impl ReadyWrites {
     /// # Errors
     /// The first write found missing.
     pub fn check(&self, store: &AnyStorage, term: u64) -> std::result::Result<(), MissingWrite> {
+        self.check_against(store, term, |_, _| true)
+    }
+
+    /// As [`ReadyWrites::check`], and the last entry is not asked for when
+    /// the node's log no longer holds it (`in_log(index, term)`: whether it
+    /// holds the entry, e.g. `rn.entry_term(index) == Some(term)` with
+    /// [`raftlet::RawNode::entry_term`]): a later Ready of the same term
+    /// replaced it. That happens to an entry of an older
+    /// term that a follower handed out after moving to a new term, before
+    /// the new leader's appends overwrote it; its Ready's write may then
+    /// be overwritten in storage by the later one's.
+    ///
+    /// # Errors
+    /// The first write found missing.
+    pub fn check_against(
+        &self,
+        store: &AnyStorage,
+        term: u64,
+        in_log: impl Fn(u64, u64) -> bool,
+    ) -> std::result::Result<(), MissingWrite> {
         let held = store.snapshot_index();
         if self.snapshot > held {
             return Err(MissingWrite::Snapshot {
@@ -300,6 +320,10 @@ impl ReadyWrites {
             return Ok(());
         };
         if handed_out_in != term {
+            return Ok(());
+        }
+        if !in_log(index, entry_term) {
+            // Replaced in the node's log by a later Ready of this term.
             return Ok(());
         }
         match store.term(index) {

@@ -614,7 +614,11 @@ fn advance_ready(
             );
         }
         let term = st.rn.basic_status().hard_state.term;
-        if let Err(m) = r.written.check(st.rn.store(), term) {
+        let rn = &st.rn;
+        if let Err(m) = r
+            .written
+            .check_against(rn.store(), term, |i, t| rn.entry_term(i) == Some(t))
+        {
             return fail(RAFTLET_ERR_READY_NOT_PERSISTED, missing_write(m));
         }
         if !r.mark_stale() {

@@ -486,3 +486,79 @@ fn node_conf_state_matches_apply_conf_change() {
         );
     }
 }
+
+/// A follower hands out an entry of an older term after moving to a new
+/// term, and the new term's leader overwrites it before the first Ready is
+/// advanced: the host persisted both Readies in order, so storage holds the
+/// replacement. Advancing the first Ready must not be refused as "not
+/// persisted" (the entry it wrote was replaced, not lost).
+#[test]
+fn advancing_a_ready_whose_entry_a_later_ready_replaced_is_accepted() {
+    let n = Node::new(2, &[1, 2, 3]);
+    unsafe {
+        while {
+            let mut has = false;
+            assert_eq!(raftlet_node_has_ready(n.node, &mut has), RAFTLET_OK);
+            has
+        } {
+            n.handle(n.ready());
+        }
+    }
+    let step = |m: Message| {
+        let b = m.encode_to_vec();
+        assert_eq!(
+            unsafe { raftlet_node_step(n.node, b.as_ptr(), b.len()) },
+            RAFTLET_OK
+        );
+    };
+    let (_, last) = bounds(n.storage);
+    // The bootstrap's conf-change entries are of term 1.
+    let last_term = 1;
+    let entry = |index: u64, term: u64| Entry {
+        index,
+        term,
+        data: Some(vec![index as u8].into()),
+        ..Entry::default()
+    };
+    let append = |from: u64, term: u64, index: u64, log_term: u64, ents: Vec<Entry>| Message {
+        msg_type: raftlet_core::pb::MessageType::MsgApp,
+        from,
+        to: 2,
+        term,
+        index,
+        log_term,
+        entries: ents,
+        ..Message::default()
+    };
+    // Term 2, leader 1: entries last+1 and last+2, persisted and advanced.
+    step(append(
+        1,
+        2,
+        last,
+        last_term,
+        vec![entry(last + 1, 2), entry(last + 2, 2)],
+    ));
+    n.handle(n.ready());
+    // Entry last+3 of term 2 arrives; then node 3's term 3 reaches the
+    // node before its Ready is taken: it is handed out in term 3.
+    step(append(1, 2, last + 2, 2, vec![entry(last + 3, 2)]));
+    step(Message {
+        msg_type: raftlet_core::pb::MessageType::MsgHeartbeat,
+        from: 3,
+        to: 2,
+        term: 3,
+        ..Message::default()
+    });
+    let r1 = n.ready();
+    // Leader 3 overwrites it with its own entry at last+3.
+    step(append(3, 3, last + 2, 2, vec![entry(last + 3, 3)]));
+    let r2 = n.ready();
+    unsafe {
+        assert_eq!(raftlet_storage_append_ready(n.storage, r1), RAFTLET_OK);
+        assert_eq!(raftlet_storage_append_ready(n.storage, r2), RAFTLET_OK);
+        assert_eq!(raftlet_node_advance(n.node, r1), RAFTLET_OK);
+        assert_eq!(raftlet_node_advance(n.node, r2), RAFTLET_OK);
+        raftlet_ready_free(r1);
+        raftlet_ready_free(r2);
+    }
+}

@@ -52,6 +52,26 @@
 //! that take each of these freedoms, and crashes that lose every write not
 //! yet synced.
 //!
+//! ## One cycle per proposal: the light Ready
+//!
+//! Instead of [`RawNode::advance_append`], a host may report a Ready's
+//! write durable with [`RawNode::advance_light`], which hands out at once
+//! what the write made available (raft-rs's `LightReady`): the entries it
+//! committed (a single voter's proposal; a leader's entries its own
+//! acknowledgement completes), messages that may leave at once, and the new
+//! commit index. Apply the Ready's own committed entries, then the light
+//! Ready's, then call [`RawNode::advance_apply`] (or
+//! [`RawNode::advance_apply_light`]). The one obligation it adds: persist
+//! [`LightReady::commit_index`] as the hard state's commit (no sync needed)
+//! before any state applied from those entries becomes durable (a state
+//! machine flushed to disk, a snapshot taken at the applied index). A
+//! restart whose [`Config::applied`] is beyond the stored commit index is
+//! refused. Only entries the node knows to be durable are handed out, and
+//! messages only while its term and vote are durable; the commit index
+//! reported never exceeds the durable log. `tests/sim` runs hosts that take
+//! light Readies on half of its seeds, losing their commit index in
+//! crashes.
+//!
 //! A single-voter cluster shows the whole loop:
 //!
 //! ```
@@ -192,7 +212,7 @@ pub use errors::{Error, Result, StorageError};
 #[cfg(feature = "bug-injection")]
 pub use raft::Bugs;
 pub use raft::{MembershipEvent, NotPromotable, ReadState, SoftState, StateRole, INVALID_ID};
-pub use raw_node::{LocalRead, RawNode, Ready, SnapshotStatus};
+pub use raw_node::{LightReady, LocalRead, RawNode, Ready, SnapshotStatus};
 pub use status::{BasicStatus, LearnerStatus, Status};
 pub use storage::{MemoryStorage, MemoryStorageCore, RaftState, Storage};
 pub use validate::MAX_TERM_OR_INDEX;

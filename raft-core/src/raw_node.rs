@@ -173,6 +173,51 @@ struct ReadyRecord {
     steps: Vec<Message>,
 }
 
+/// What reporting a Ready durable made available at once
+/// ([`RawNode::advance_light`]): newly committed entries to apply, messages
+/// to send, and the commit index to persist.
+#[derive(Debug, Default)]
+pub struct LightReady {
+    commit_index: Option<u64>,
+    committed_entries: Vec<Entry>,
+    messages: Vec<Message>,
+}
+
+impl LightReady {
+    /// The new commit index, when it moved since the last Ready: persist it
+    /// as the hard state's commit (no sync needed) before state applied
+    /// from [`LightReady::committed_entries`] becomes durable.
+    pub fn commit_index(&self) -> Option<u64> {
+        self.commit_index
+    }
+
+    /// Entries to apply, in order, after the Ready's own committed
+    /// entries. Conf-change entries go to [`RawNode::apply_conf_change`].
+    pub fn committed_entries(&self) -> &[Entry] {
+        &self.committed_entries
+    }
+
+    /// Takes the entries to apply, leaving none.
+    pub fn take_committed_entries(&mut self) -> Vec<Entry> {
+        std::mem::take(&mut self.committed_entries)
+    }
+
+    /// Messages that may be sent at once.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Takes the messages to send, leaving none.
+    pub fn take_messages(&mut self) -> Vec<Message> {
+        std::mem::take(&mut self.messages)
+    }
+
+    /// Whether it holds nothing to persist, send or apply.
+    pub fn is_empty(&self) -> bool {
+        self.commit_index.is_none() && self.committed_entries.is_empty() && self.messages.is_empty()
+    }
+}
+
 /// A node driven by its host: the host calls [`RawNode::tick`], feeds
 /// messages with [`RawNode::step`], and processes [`Ready`] batches.
 ///
@@ -841,6 +886,130 @@ impl<S: Storage> RawNode<S> {
         self.recycle(rd);
     }
 
+    /// Reports that a Ready's writes are durable, as
+    /// [`RawNode::advance_append`], and hands out at once what that made
+    /// available, without a full Ready: the entries it committed (a leader
+    /// counting its own acknowledgement, a single voter committing its
+    /// proposal), the messages that may leave at once, and the new commit
+    /// index. A host that handles the light Ready needs one Ready cycle per
+    /// proposal where it would otherwise need two (raft-rs's `LightReady`).
+    ///
+    /// The Ready's own committed entries are not reported applied: apply
+    /// them, then the light Ready's, then call [`RawNode::advance_apply`]
+    /// (or [`RawNode::advance_apply_light`], which also keeps the light
+    /// Ready's vector for the next one, or [`RawNode::advance_apply_to`] as
+    /// entries are applied asynchronously).
+    ///
+    /// The contract: persist [`LightReady::commit_index`] as the hard
+    /// state's commit (it need not be synced: the next Ready does not
+    /// report it again) before any state applied from the light Ready's
+    /// entries becomes durable. A restart whose [`Config::applied`] is
+    /// beyond the stored commit index is refused by [`RawNode::new`], as in
+    /// etcd raft and raft-rs. A host whose state machine is volatile and
+    /// rebuilt from its snapshot at a restart (`applied` = the snapshot's
+    /// index) may lose the commit index in a crash, provided it persisted
+    /// the commit up to a snapshot's index before taking the snapshot.
+    ///
+    /// Only entries this node knows to be durable are handed out, and only
+    /// when its term and vote are durable are messages; everything else
+    /// stays for the next [`RawNode::ready`].
+    ///
+    /// ```
+    /// # use raftlet::pb::ConfState;
+    /// # use raftlet::{Config, MemoryStorage, RawNode, Storage};
+    /// let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]))?;
+    /// let mut node = RawNode::new(&Config::new(1), storage.clone())?;
+    /// node.campaign()?;
+    /// while node.has_ready() {
+    ///     let rd = node.ready();
+    ///     let mut s = storage.wl();
+    ///     s.append(&rd.entries)?;
+    ///     if let Some(hs) = rd.hard_state { s.set_hard_state(hs); }
+    ///     drop(s);
+    ///     node.advance(rd);
+    /// }
+    /// node.propose(&b"x"[..])?;
+    /// let rd = node.ready();
+    /// storage.wl().append(&rd.entries)?;
+    /// // One cycle: the write's acknowledgement commits the entry.
+    /// let light = node.advance_light(rd);
+    /// if let Some(commit) = light.commit_index() {
+    ///     let mut s = storage.wl();
+    ///     let mut hs = *s.hard_state();
+    ///     hs.commit = commit;
+    ///     s.set_hard_state(hs);
+    /// }
+    /// assert_eq!(light.committed_entries().last().map(|e| e.data()), Some(&b"x"[..]));
+    /// node.advance_apply_light(light);
+    /// assert!(!node.has_ready());
+    /// # Ok::<(), raftlet::Error>(())
+    /// ```
+    pub fn advance_light(&mut self, rd: Ready) -> LightReady {
+        self.touch();
+        self.on_persist_ready(rd.number);
+        self.recycle(rd);
+        let durable = self.raft.term == self.durable_term && self.raft.vote == self.durable_vote;
+        if durable {
+            // A leader's appends carrying the new commit index.
+            self.raft.flush_deferred_appends();
+        }
+        let r = &mut self.raft;
+        let mut committed_entries = Spares::entries(&mut self.spares);
+        r.raft_log
+            .next_committed_ents_into(false, &mut committed_entries);
+        #[cfg(feature = "bug-injection")]
+        let accept = !r.bugs.light_skips_applying;
+        #[cfg(not(feature = "bug-injection"))]
+        let accept = true;
+        if let Some(last) = committed_entries.last().filter(|_| accept) {
+            let size = ents_size(&committed_entries);
+            r.raft_log.accept_applying(last.index, size, false);
+            self.applying.push_back((last.index, size));
+            r.reduce_uncommitted_size(payloads_size(&committed_entries));
+        }
+        // The commit index reported is capped at the last entry known to
+        // be durable: a follower's commit may already cover entries it
+        // received after the Ready was taken, and a stored commit beyond
+        // the stored log would refuse a restart. The rest goes out with
+        // those entries, in the next Ready.
+        let commit = r.raft_log.max_appliable_index(false);
+        let commit_index = (commit > self.prev_hard_state.commit).then(|| {
+            self.prev_hard_state.commit = commit;
+            commit
+        });
+        let messages = if durable {
+            std::mem::take(&mut r.msgs)
+        } else {
+            Vec::new()
+        };
+        LightReady {
+            commit_index,
+            committed_entries,
+            messages,
+        }
+    }
+
+    /// Reports every committed entry handed out so far applied, as
+    /// [`RawNode::advance_apply`], and keeps the light Ready's emptied
+    /// vectors for the next Ready: a steady one-cycle loop
+    /// ([`RawNode::advance_light`]) allocates none.
+    pub fn advance_apply_light(&mut self, light: LightReady) {
+        self.advance_apply();
+        let v = light.committed_entries;
+        if self.raft.state == StateRole::Leader
+            && !self.raft.quiesced
+            && v.capacity() > 0
+            && v.capacity() <= 4096
+        {
+            let spares = self.spares.get_or_insert_with(Box::default);
+            if spares.entries.len() < 4 {
+                let mut v = v;
+                v.clear();
+                spares.entries.push(v);
+            }
+        }
+    }
+
     /// Keeps the Ready's vectors (emptied) for the next Ready, so a steady
     /// Ready loop does not allocate them again. Very large buffers are let
     /// go so a burst does not pin memory.
@@ -943,6 +1112,18 @@ impl<S: Storage> RawNode<S> {
             self.applying.pop_front();
         }
         self.raft.applied_to(index, size);
+    }
+
+    /// The term of the entry at `index` in the node's log (stable or not),
+    /// or `None` when the log does not hold it (compacted, beyond the last
+    /// index, or unavailable in storage). A host that checks its writes
+    /// uses it to tell an entry a later Ready replaced from one it lost.
+    pub fn entry_term(&self, index: u64) -> Option<u64> {
+        let log = &self.raft.raft_log;
+        if index < log.first_index() || index > log.last_index() {
+            return None;
+        }
+        log.term(index).ok()
     }
 
     /// The node's full status (progress of peers only on the leader).

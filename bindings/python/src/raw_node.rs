@@ -214,8 +214,9 @@ impl PyRawNode {
                 )));
             }
             let term = st.rn.basic_status().hard_state.term;
+            let rn = &st.rn;
             rd.written
-                .check(st.rn.store(), term)
+                .check_against(rn.store(), term, |i, t| rn.entry_term(i) == Some(t))
                 .map_err(|m| ready_not_persisted(&missing_write(m)))?;
             if rd.used.swap(true, Ordering::AcqRel) {
                 return Err(ready_stale(&format!(

@@ -165,6 +165,10 @@ pub struct Bugs {
     /// ([`crate::RawNode::wake_leader_lost`] does nothing): a quiesced
     /// follower then never wakes when its leader dies.
     pub quiesced_never_wakes: bool,
+    /// Let [`crate::RawNode::advance_light`] hand out committed entries
+    /// without taking them as being applied: the next Ready hands them
+    /// out again.
+    pub light_skips_applying: bool,
 }
 
 /// The Raft state machine of one node.

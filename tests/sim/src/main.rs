@@ -4,7 +4,7 @@
 //! raftlet-sim --seed N [--trace]              one seed (with a per-step trace)
 //! raftlet-sim --seeds N [--start S] [--threads T]   seeds S..S+N, summary at the end
 //! options: --profile mixed|adversarial|churn|calm|durability|learners|disk  --bug NAME  --ticks N (fault phase length)
-//!          --host disciplined|pipelined  --lease on|off  --storage memory|disk  --quiesce on|off   (override the seed's draw)
+//!          --host disciplined|pipelined  --lease on|off  --storage memory|disk  --quiesce on|off  --light on|off   (override the seed's draw)
 //!          --no-contract-check   (see what breaking the Ready contract leads to)
 //!          --strict-local-reads  (weak reads without the snapshot exception, see the README)
 //! ```
@@ -20,7 +20,7 @@ fn usage() -> ! {
     eprintln!(
         "usage: raftlet-sim (--seed N [--trace] | --seeds N [--start S] [--threads T])\n\
          \x20                  [--profile mixed|adversarial|churn|calm|durability|learners|disk] [--bug NAME] [--ticks N]
-         \x20                  [--host disciplined|pipelined] [--lease on|off] [--storage memory|disk] [--quiesce on|off]
+         \x20                  [--host disciplined|pipelined] [--lease on|off] [--storage memory|disk] [--quiesce on|off] [--light on|off]
          \x20                  [--no-contract-check] [--strict-local-reads]
          bugs (need --features bug-injection): {}",
         Bug::ALL.map(Bug::name).join(", ")
@@ -67,6 +67,13 @@ fn main() -> ExitCode {
             }
             "--lease" => {
                 opts.lease_reads = Some(match args.next().as_deref() {
+                    Some("on") => true,
+                    Some("off") => false,
+                    _ => usage(),
+                })
+            }
+            "--light" => {
+                opts.light = Some(match args.next().as_deref() {
                     Some("on") => true,
                     Some("off") => false,
                     _ => usage(),

@@ -237,11 +237,14 @@ pub enum Bug {
     /// silent (`RawNode::wake_leader_lost`): a quiesced follower of a dead
     /// leader sleeps on.
     QuiescedNeverWakes,
+    /// `advance_light` hands out committed entries without taking them as
+    /// being applied, so the next Ready hands them out again.
+    LightSkipsApplying,
 }
 
 impl Bug {
     /// Every bug.
-    pub const ALL: [Bug; 16] = [
+    pub const ALL: [Bug; 17] = [
         Bug::LearnerCountsInQuorum,
         Bug::CommitOldTermByCounting,
         Bug::VoteIgnoresLog,
@@ -258,6 +261,7 @@ impl Bug {
         Bug::DiskSkipSync,
         Bug::DiskSkipDirSync,
         Bug::QuiescedNeverWakes,
+        Bug::LightSkipsApplying,
     ];
 
     /// The name of raftlet's switch.
@@ -279,6 +283,7 @@ impl Bug {
             Bug::DiskSkipSync => "disk_skip_sync",
             Bug::DiskSkipDirSync => "disk_skip_dir_sync",
             Bug::QuiescedNeverWakes => "quiesced_never_wakes",
+            Bug::LightSkipsApplying => "light_skips_applying",
         }
     }
 
@@ -315,6 +320,9 @@ pub struct Options {
     /// Overrides whether the seed runs with quiescence
     /// (`Config::quiesce`).
     pub quiesce: Option<bool>,
+    /// Overrides whether hosts acknowledge some Readies with
+    /// `advance_light` (on: every acknowledgement that can).
+    pub light: Option<bool>,
     /// Skips the [`Invariant::ReadyContract`](crate::Invariant) check, to
     /// see what a node that breaks the Ready contract leads to.
     pub no_contract_check: bool,
@@ -358,6 +366,9 @@ impl Options {
         }
         if let Some(q) = self.quiesce {
             s.push_str(if q { " --quiesce on" } else { " --quiesce off" });
+        }
+        if let Some(l) = self.light {
+            s.push_str(if l { " --light on" } else { " --light off" });
         }
         if self.no_contract_check {
             s.push_str(" --no-contract-check");
@@ -525,6 +536,11 @@ pub struct Params {
     /// tells its node (`RawNode::wake_leader_lost`) when the leader's node
     /// has been silent for an election timeout.
     pub quiesce: bool,
+    /// The probability that a host acknowledges a durable Ready with
+    /// `advance_light` and handles the light Ready at once: its messages
+    /// sent, its entries applied (or queued), its commit index written to
+    /// the disk only sometimes (an unsynced write, lost as often as not).
+    pub light_advance: f64,
 }
 
 impl Params {
@@ -592,6 +608,7 @@ impl Params {
             torn_crashes: 0.0,
             payload_pad: 0,
             quiesce: false,
+            light_advance: 0.0,
         };
         // Clock skew: some nodes tick less often than others.
         if r.chance(0.6) {
@@ -794,6 +811,14 @@ impl Params {
         // draws stay those of earlier versions).
         let quiesce_drawn = r.chance(0.3);
         p.quiesce = opts.quiesce.unwrap_or(quiesce_drawn);
+        // Light Readies on half of the seeds, drawn after quiescence
+        // (earlier draws stay those of earlier versions).
+        let light_drawn = r.pick(&[0.0, 0.0, 0.5, 1.0]);
+        p.light_advance = match opts.light {
+            Some(true) => 1.0,
+            Some(false) => 0.0,
+            None => light_drawn,
+        };
         let per_election = ELECTION_TICK as u64
             + (WRITES_PER_ELECTION * p.write_latency.1).div_ceil(UNITS_PER_TICK);
         p.liveness_bound_ticks = p.liveness_bound_elections * per_election;

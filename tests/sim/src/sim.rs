@@ -11,8 +11,8 @@ use raftlet::pb::{
     ConfState, Entry, EntryType, Message, MessageType, Snapshot,
 };
 use raftlet::{
-    Config, Error, MemoryStorage, RawNode, ReadOnlyOption, Ready, SnapshotStatus, StateRole,
-    Storage,
+    Config, Error, LightReady, MemoryStorage, RawNode, ReadOnlyOption, Ready, SnapshotStatus,
+    StateRole, Storage,
 };
 use raftlet_disk::AnyStorage;
 
@@ -919,18 +919,117 @@ impl Sim {
             return Ok(true);
         }
         // 4. Advance.
+        let light = self.rng.chance(self.p.light_advance);
+        let number = rd.number();
         if let Some(node) = self.nodes.get_mut(&id) {
             if let Some(rn) = node.rn.as_mut() {
-                if self.p.async_apply {
-                    rn.advance_append(rd);
+                if light {
+                    let lr = rn.advance_light(rd);
+                    node.acked_vote = vote;
+                    self.handle_light(id, lr, number, self.p.async_apply)?;
                 } else {
-                    rn.advance(rd);
+                    if self.p.async_apply {
+                        rn.advance_append(rd);
+                    } else {
+                        rn.advance(rd);
+                    }
+                    node.acked_vote = vote;
                 }
-                node.acked_vote = vote;
             }
         }
         self.after_op(id)?;
         Ok(true)
+    }
+
+    /// Handles the light Ready that acknowledging Ready `number` (durable)
+    /// handed out: checks that its messages need nothing the host has not
+    /// acknowledged durable and sends them, writes its commit index to the
+    /// disk only sometimes (an unsynced write: with memory storage, half
+    /// the time; with disk storage never, as if every such write were
+    /// lost), then applies its entries at once (and reports everything
+    /// applied) or queues them behind the Ready's own.
+    fn handle_light(&mut self, id: u64, mut lr: LightReady, number: u64, queue: bool) -> Res {
+        self.stats.op("light-readies");
+        let msgs = lr.take_messages();
+        if let Some(node) = self.nodes.get(&id) {
+            let bs = node.rn.as_ref().map(|rn| rn.basic_status());
+            let now_vote = bs.map(|b| (b.hard_state.term, b.hard_state.vote));
+            if now_vote.is_some_and(|v| v != node.acked_vote) && !self.opts.no_contract_check {
+                if let Some(m) = msgs.iter().find(|m| {
+                    !matches!(
+                        m.msg_type,
+                        MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
+                    ) && m.term != 0
+                }) {
+                    return Err(Violation {
+                        invariant: Invariant::ReadyContract,
+                        time: self.now,
+                        detail: format!(
+                            "node {id}'s light Ready hands out {} to send at once, but its host \
+                             has acknowledged only term {}, vote {} durable",
+                            describe_message(m),
+                            node.acked_vote.0,
+                            node.acked_vote.1
+                        ),
+                    });
+                }
+            }
+        }
+        self.send_all(id, msgs)?;
+        if let Some(commit) = lr.commit_index() {
+            if self.p.storage == StorageKind::Memory && self.rng.chance(0.5) {
+                let storage = self.nodes[&id].storage.clone();
+                let mut s = storage.wl();
+                let mut hs = *s.hard_state();
+                hs.commit = hs.commit.max(commit);
+                s.set_hard_state(hs);
+            } else {
+                self.stats.op("light-commits-lost");
+            }
+        }
+        let ents = lr.take_committed_entries();
+        if queue {
+            let node = self.nodes.get_mut(&id).expect("present");
+            for e in ents {
+                node.apply_queue.push_back((number, Pending::Entry(e)));
+            }
+            return Ok(());
+        }
+        for e in &ents {
+            self.apply_entry(id, e)?;
+        }
+        if let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) {
+            rn.advance_apply_light(lr);
+        }
+        self.serve_reads(id)
+    }
+
+    /// Before a snapshot makes state applied up to `applied` durable, the
+    /// host persists the commit index up to it (the light Ready contract:
+    /// `RawNode::advance_light`). A commit index handed out by a light
+    /// Ready may not be on the disk yet; with full Readies only it always
+    /// is, and this writes nothing.
+    fn persist_commit_upto(&mut self, id: u64, applied: u64) -> Res {
+        let storage = self.nodes[&id].storage.clone();
+        {
+            let mut s = storage.wl();
+            let mut hs = *s.hard_state();
+            if hs.commit < applied {
+                hs.commit = applied;
+                s.set_hard_state(hs);
+                self.stats.op("light-commits-persisted-for-snapshot");
+            }
+        }
+        if let Some(g) = self.disk_group(id) {
+            let mut hs = g.hard_state();
+            if hs.commit < applied {
+                hs.commit = applied;
+                g.set_hard_state(&hs).map_err(|e| {
+                    host_err(self.now, format!("node {id}: store set_hard_state: {e}"))
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// Checks the Ready contract on the messages `rd` lets leave at once,
@@ -1668,6 +1767,7 @@ impl Sim {
             node.conf_state.clone(),
             encode_state(&node.sm),
         );
+        self.persist_commit_upto(from, applied)?;
         if let Some(g) = self.disk_group(from) {
             // The node reads its snapshot from the store: take it there.
             g.create_snapshot(applied, Some(cs.clone()), Some(data.clone()))
@@ -2443,6 +2543,7 @@ impl Sim {
         let cs = node.conf_state.clone();
         let keep = self.rng.below((applied - first + 1).min(6));
         let to = applied - keep;
+        self.persist_commit_upto(id, applied)?;
         if let Some(g) = self.disk_group(id) {
             // The same on the store the node runs on (the snapshot is
             // durable on return, the compaction not by itself).
@@ -2808,6 +2909,7 @@ fn plant(rn: &mut RawNode<AnyStorage>, bug: Bug) {
         // Planted in the store (see `disk`).
         Bug::DiskSkipSync | Bug::DiskSkipDirSync => {}
         Bug::QuiescedNeverWakes => b.quiesced_never_wakes = true,
+        Bug::LightSkipsApplying => b.light_skips_applying = true,
     }
 }
 

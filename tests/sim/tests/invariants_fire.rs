@@ -232,8 +232,20 @@ fn a_quiesced_follower_that_never_wakes_is_caught_by_the_election_delay_check() 
     assert!(clean.violation.is_none(), "{:?}", clean.violation);
 }
 
+/// A light Ready (`advance_light`) that hands entries out without taking
+/// them as being applied: the next Ready hands them out again, and the
+/// host applies them twice.
+#[test]
+fn a_light_ready_handing_entries_out_twice_is_caught_by_the_applied_sequence_check() {
+    first_catch(
+        Bug::LightSkipsApplying,
+        Profile::Mixed,
+        Invariant::AppliedPrefix,
+    );
+}
+
 /// Every planted bug has a test above.
 #[test]
 fn every_bug_is_covered() {
-    assert_eq!(Bug::ALL.len(), 16);
+    assert_eq!(Bug::ALL.len(), 17);
 }

@@ -62,7 +62,13 @@ struct Durable {
 
 impl Durable {
     /// Takes in `rd`, handed out while the node was in `term`, durable now.
-    fn record(&mut self, rd: &Ready, term: u64) {
+    /// `in_log(index, term)` says whether the node's log still holds an
+    /// entry: one that a later Ready of the same term replaced (an entry of
+    /// an older term that a follower handed out after moving to a new term,
+    /// before the new leader's appends overwrote it) may be gone from the
+    /// disk when that later write survives a crash, so the last entry of
+    /// this Ready that the log still holds is what counts.
+    fn record(&mut self, rd: &Ready, term: u64, in_log: impl Fn(u64, u64) -> bool) {
         if let Some(hs) = rd.hard_state {
             self.vote = (hs.term, hs.vote);
         }
@@ -71,7 +77,7 @@ impl Durable {
             self.snapshot = self.snapshot.max(s.metadata.index);
             self.entry = None;
         }
-        if let Some(e) = rd.entries.last() {
+        if let Some(e) = rd.entries.iter().rev().find(|e| in_log(e.index, e.term)) {
             self.entry = Some((e.index, e.term, term));
         }
     }
@@ -113,7 +119,14 @@ impl Durable {
             ));
         }
         if let Some((index, t, handed_out_in)) = self.entry {
-            if handed_out_in == hs.term {
+            // An entry of a later term at or below `index` means a later
+            // write replaced this one (terms only grow along a log): an
+            // entry of an older term that a follower handed out in a new
+            // term, overwritten by that term's leader, and the overwrite
+            // survived the crash.
+            let last = g.last_index().unwrap_or(0);
+            let replaced = g.term(index.min(last)).is_ok_and(|x| x > t);
+            if handed_out_in == hs.term && !replaced {
                 match g.term(index) {
                     Ok(x) if x == t => {}
                     Err(raftlet::Error::Store(raftlet::StorageError::Compacted)) => {}
@@ -224,8 +237,14 @@ impl Sim {
     }
 
     fn note_durable(&mut self, id: u64, rd: &Ready, term: u64) {
-        if let Some(d) = self.nodes.get_mut(&id).and_then(|n| n.disk.as_mut()) {
-            d.durable.record(rd, term);
+        let Some(node) = self.nodes.get_mut(&id) else {
+            return;
+        };
+        let rn = node.rn.as_ref();
+        if let Some(d) = node.disk.as_mut() {
+            d.durable.record(rd, term, |i, t| {
+                rn.is_none_or(|rn| rn.entry_term(i) == Some(t))
+            });
         }
     }
 

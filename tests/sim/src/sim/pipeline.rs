@@ -340,8 +340,12 @@ impl Sim {
             return Ok(());
         };
         let number = rd.number();
+        let light = !by_number && self.rng.chance(self.p.light_advance);
+        let mut lr = None;
         if by_number {
             rn.on_persist_ready(number);
+        } else if light {
+            lr = Some(rn.advance_light(rd));
         } else {
             rn.advance_append(rd);
         }
@@ -351,11 +355,18 @@ impl Sim {
                 "n{id} acknowledged Ready #{number} ({})",
                 if by_number {
                     "on_persist_ready"
+                } else if light {
+                    "advance_light"
                 } else {
                     "advance_append"
                 }
             )
         });
+        if let Some(lr) = lr {
+            // Its entries join the apply queue, behind those of every Ready
+            // taken before.
+            self.handle_light(id, lr, number, true)?;
+        }
         self.after_op(id)
     }
 
