@@ -1031,6 +1031,40 @@ raftlet_result raftlet_node_advance(struct raftlet_node *node, struct raftlet_re
 // raftlet_node_advance. Same result codes and rules.
 raftlet_result raftlet_node_advance_append(struct raftlet_node *node, struct raftlet_ready *ready);
 
+// raftlet_node_advance, then what that made available without a full
+// ready (the core's light Ready, raft-rs's `LightReady`): the entries the
+// write's acknowledgement committed (a single voter's proposal, a leader's
+// entries its own acknowledgement completes) and the messages that may
+// leave at once, as a light ready in `*light_out` with its flat view in
+// `*flat_out`; both NULL when nothing was made available. A Ready cycle
+// per proposal instead of two.
+//
+// A light ready is read like any ready (its views, raftlet_ready_view,
+// raftlet_ready_flat) and holds nothing to persist but the commit index:
+// `storage` (when not NULL) gets it at once, unsynced, and
+// `*persist_out` the outcome (RAFTLET_OK when there was nothing to write);
+// with a NULL `storage` the host writes it with
+// raftlet_storage_append_ready on the light ready. It must be written
+// before state applied from the light ready's entries becomes durable (a
+// restart with `applied` beyond the stored commit index is refused).
+// Apply its entries, send its messages, then pass it to
+// raftlet_node_advance (which reports them applied; passing it to
+// raftlet_node_advance_light does the same and makes no light ready) and
+// free it with raftlet_ready_free. `*has_ready_out` is true when the node
+// has a ready after this (also when that could not be read: the next call
+// reports it).
+//
+// Returns what raftlet_node_advance returns, or RAFTLET_ERR_NULL_ARG
+// (`light_out`, `flat_out`, `persist_out` or `has_ready_out` NULL). On an
+// error nothing changes.
+raftlet_result raftlet_node_advance_light(struct raftlet_node *node,
+                                          struct raftlet_ready *ready,
+                                          struct raftlet_storage *storage,
+                                          struct raftlet_ready **light_out,
+                                          const struct raftlet_ready_flat **flat_out,
+                                          raftlet_result *persist_out,
+                                          bool *has_ready_out);
+
 // Reports that committed entries up to `index` are applied.
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_node_advance_apply_to(struct raftlet_node *node, uint64_t index);

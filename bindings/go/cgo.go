@@ -528,13 +528,39 @@ static void go_then_take(raftlet_node *n, raftlet_storage *s, go_then_ready_res 
 
 // Advances rd (freed on success) and, when the node then has a ready,
 // takes it persisted into s: the end of one Ready cycle and the start of
-// the next in one crossing.
+// the next in one crossing. With a storage, the advance is
+// raftlet_node_advance_light: what the write's acknowledgement made
+// available (entries it committed, messages) comes back as a light ready,
+// its commit index written to s, without a full Ready cycle.
 static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_, uintptr_t s_) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_ready *rd = (raftlet_ready *)rd_;
 	raftlet_storage *s = (raftlet_storage *)s_;
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
+	if (s != NULL) {
+		raftlet_ready *light = NULL;
+		const raftlet_ready_flat *flat = NULL;
+		raftlet_result persist = RAFTLET_OK;
+		bool has = false;
+		raftlet_result rc = raftlet_node_advance_light(n, rd, s, &light, &flat, &persist, &has);
+		r.first = go_res_of(rc);
+		if (rc != RAFTLET_OK) {
+			go_hr(n, &r.next.hr);
+			return r;
+		}
+		raftlet_ready_free(rd);
+		if (light == NULL) {
+			go_then_take(n, s, &r);
+			return r;
+		}
+		r.next.rd = light;
+		r.next.flat = flat;
+		r.next.persist = go_res_of(persist);
+		r.next.hr.has = has;
+		r.next.hr.known = true;
+		return r;
+	}
 	raftlet_result rc = raftlet_node_advance(n, rd);
 	r.first = go_res_of(rc);
 	if (rc != RAFTLET_OK) {

@@ -301,3 +301,67 @@ func TestStepBatchReady(t *testing.T) {
 		t.Fatalf("closed node: %v, %v", stepErr, err)
 	}
 }
+
+// A single voter's proposal takes one Ready cycle through AdvanceViewNext:
+// advancing the Ready of its entry hands the entry back at once,
+// committed, in a light Ready with nothing to persist, whose commit index
+// reached the storage (a restart claiming the entry applied is accepted);
+// advancing the light Ready reports it applied and leaves nothing.
+func TestAdvanceViewNextHandsOutALightReady(t *testing.T) {
+	c := newTestCluster(t, 1)
+	n := c.nodes[1]
+	c.settleChained()
+	if err := n.rn.Campaign(); err != nil {
+		t.Fatal(err)
+	}
+	c.settleChained()
+	if c.leader() != 1 {
+		t.Fatal("node 1 did not win")
+	}
+	for i := 0; i < 3; i++ {
+		data := []byte(fmt.Sprintf("light-%d", i))
+		if err := n.rn.Propose(data); err != nil {
+			t.Fatal(err)
+		}
+		v, err := n.rn.ReadyViewPersisted(n.storage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ents, _ := v.Entries(); len(ents) != 1 {
+			t.Fatalf("the proposal's Ready holds %d entries", len(ents))
+		}
+		light, err := n.rn.AdvanceViewNext(v, n.storage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !light.Valid() {
+			t.Fatal("no light Ready after the entry's write")
+		}
+		ents, _ := light.Entries()
+		committed, _ := light.CommittedEntries()
+		if len(ents) != 0 || len(committed) != 1 || !bytes.Equal(committed[0].Data(), data) {
+			t.Fatalf("light Ready: %d entries, committed %v", len(ents), committed)
+		}
+		if _, ok, _ := light.HardState(); ok {
+			t.Fatal("a light Ready has no hard state to persist")
+		}
+		index := committed[0].Index
+		cfg := testConfig(1, n.storage)
+		cfg.Applied = index
+		again, err := NewRawNode(cfg)
+		if err != nil {
+			t.Fatalf("restart with applied %d: %v", index, err)
+		}
+		_ = again.Close()
+		next, err := n.rn.AdvanceViewNext(light, n.storage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next.Valid() || n.rn.HasReady() {
+			t.Fatal("work left after the light Ready")
+		}
+		if st := n.rn.BasicStatus(); st.Applied != index || st.Commit != index {
+			t.Fatalf("applied %d, commit %d; want %d", st.Applied, st.Commit, index)
+		}
+	}
+}

@@ -604,6 +604,13 @@ func (h *nodeHandle) unpend(r *readyHandle) {
 // not advanced (nothing is taken then); else those of taking the next
 // Ready (next not Valid) or of writing it (next Valid, as for
 // ReadyViewPersisted: retry AppendReadyView before sending or advancing).
+//
+// With a storage, next may be a light Ready (raftlet_node_advance_light):
+// what v's write being durable made available at once (the entries it
+// committed, as a single voter's proposal, and messages to send), with
+// nothing to persist but its commit index, which is written to s in the
+// same crossing. It is handled like any view (apply, send, advance), so a
+// proposal takes one Ready cycle instead of two.
 func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyView, err error) {
 	if v.rn != rn {
 		return ReadyView{}, &Error{CodeReadyForeign, "the ReadyView was not handed out by this node"}

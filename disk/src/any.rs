@@ -54,6 +54,27 @@ impl AnyStorage {
         }
     }
 
+    /// Raises the hard state's commit index to `commit` (a light Ready's
+    /// [`raftlet::LightReady::commit_index`]); a disk store writes it
+    /// without a sync.
+    ///
+    /// # Errors
+    /// A disk store's I/O errors.
+    pub fn set_commit(&self, commit: u64) -> Result<()> {
+        match self {
+            AnyStorage::Memory(m) => {
+                let mut w = m.wl();
+                let mut hs = *w.hard_state();
+                if hs.commit < commit {
+                    hs.commit = commit;
+                    w.set_hard_state(hs);
+                }
+                Ok(())
+            }
+            AnyStorage::Disk(d) => Ok(d.set_commit(commit)?),
+        }
+    }
+
     /// Appends `entries` (consecutive), all or nothing.
     ///
     /// # Errors

@@ -79,6 +79,26 @@ impl DiskGroup {
         })
     }
 
+    /// Raises the hard state's commit index to `commit` (nothing when it is
+    /// there already), without a sync: what a light Ready's
+    /// [`raftlet::LightReady::commit_index`] asks to persist. The next
+    /// synced write makes it durable.
+    ///
+    /// # Errors
+    /// I/O errors as [`DiskStore::write`].
+    pub fn set_commit(&self, commit: u64) -> Result<()> {
+        let mut hs = self.hard_state();
+        if hs.commit >= commit {
+            return Ok(());
+        }
+        hs.commit = commit;
+        self.batch(|b| {
+            b.set_hard_state(self.id, &hs);
+            b.set_must_sync(false);
+            Ok(())
+        })
+    }
+
     /// Sets the configuration [`Storage::initial_state`] reports (for a new
     /// group, its initial voters), durably.
     ///

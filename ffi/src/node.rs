@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use raftlet_core::pb::{ConfChange, ConfChangeI, ConfChangeV2, ConfState, Decode, Encode, Message};
-use raftlet_core::{RawNode, SnapshotStatus, StateRole};
+use raftlet_core::{RawNode, Ready, SnapshotStatus, StateRole};
 
 use crate::any_storage::AnyStorage;
 use raftlet_disk::{MissingWrite, ReadyWrites};
@@ -578,6 +578,20 @@ fn advance_ready(
     ready: *const raftlet_ready,
     apply: bool,
 ) -> raftlet_result {
+    advance_ready_light(node, ready, apply, None)
+}
+
+/// [`advance_ready`], and with `light` set, the light ready the write's
+/// acknowledgement made available (NULL when it has nothing) is put there
+/// (see raftlet_node_advance_light). Advancing a light ready reports its
+/// entries (and those handed out before them) applied, and makes no
+/// light ready.
+fn advance_ready_light(
+    node: *const raftlet_node,
+    ready: *const raftlet_ready,
+    apply: bool,
+    light: Option<&mut *mut raftlet_ready>,
+) -> raftlet_result {
     // NULL first: a NULL node must not be reported as "another node".
     if node.is_null() {
         return fail(RAFTLET_ERR_NULL_ARG, "argument `node` is NULL");
@@ -596,6 +610,15 @@ fn advance_ready(
     }
     with_state(node, |st, track| {
         let number = r.rd.number();
+        if r.light.is_some() {
+            if !r.mark_stale() {
+                return fail(RAFTLET_ERR_READY_STALE, "the ready was already advanced");
+            }
+            if apply {
+                st.rn.advance_apply_to(r.applying);
+            }
+            return RAFTLET_OK;
+        }
         if r.is_stale() {
             return fail(
                 RAFTLET_ERR_READY_STALE,
@@ -627,12 +650,37 @@ fn advance_ready(
                 format!("ready {number} was already advanced"),
             );
         }
-        st.rn.on_persist_ready(number);
+        let lr = match light {
+            Some(_) => Some(st.rn.on_persist_ready_light(number)),
+            None => {
+                st.rn.on_persist_ready(number);
+                None
+            }
+        };
         track.advanced.store(number, Ordering::Release);
         if apply {
             // Only what this ready and the earlier ones handed out: a later
             // ready, taken already, may still be being applied.
             st.rn.advance_apply_to(r.applying);
+        }
+        if let (Some(out), Some(mut lr)) = (light, lr) {
+            if !lr.is_empty() {
+                let commit = lr.commit_index();
+                let mut rd = Ready::default();
+                rd.committed_entries = lr.take_committed_entries();
+                rd.messages = lr.take_messages();
+                if let Some(last) = rd.committed_entries.last() {
+                    st.applying = st.applying.max(last.index);
+                }
+                let light = raftlet_ready::new_light(
+                    rd,
+                    Arc::clone(track),
+                    st.applying,
+                    st.written,
+                    commit,
+                );
+                *out = Box::into_raw(Box::new(light));
+            }
         }
         RAFTLET_OK
     })
@@ -671,6 +719,83 @@ pub unsafe extern "C" fn raftlet_node_advance_append(
     ready: *mut raftlet_ready,
 ) -> raftlet_result {
     ffi_boundary!({ advance_ready(node, ready, false) })
+}
+
+/// raftlet_node_advance, then what that made available without a full
+/// ready (the core's light Ready, raft-rs's `LightReady`): the entries the
+/// write's acknowledgement committed (a single voter's proposal, a leader's
+/// entries its own acknowledgement completes) and the messages that may
+/// leave at once, as a light ready in `*light_out` with its flat view in
+/// `*flat_out`; both NULL when nothing was made available. A Ready cycle
+/// per proposal instead of two.
+///
+/// A light ready is read like any ready (its views, raftlet_ready_view,
+/// raftlet_ready_flat) and holds nothing to persist but the commit index:
+/// `storage` (when not NULL) gets it at once, unsynced, and
+/// `*persist_out` the outcome (RAFTLET_OK when there was nothing to write);
+/// with a NULL `storage` the host writes it with
+/// raftlet_storage_append_ready on the light ready. It must be written
+/// before state applied from the light ready's entries becomes durable (a
+/// restart with `applied` beyond the stored commit index is refused).
+/// Apply its entries, send its messages, then pass it to
+/// raftlet_node_advance (which reports them applied; passing it to
+/// raftlet_node_advance_light does the same and makes no light ready) and
+/// free it with raftlet_ready_free. `*has_ready_out` is true when the node
+/// has a ready after this (also when that could not be read: the next call
+/// reports it).
+///
+/// Returns what raftlet_node_advance returns, or RAFTLET_ERR_NULL_ARG
+/// (`light_out`, `flat_out`, `persist_out` or `has_ready_out` NULL). On an
+/// error nothing changes.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_advance_light(
+    node: *mut raftlet_node,
+    ready: *mut raftlet_ready,
+    storage: *mut raftlet_storage,
+    light_out: *mut *mut raftlet_ready,
+    flat_out: *mut *const crate::ready::raftlet_ready_flat,
+    persist_out: *mut raftlet_result,
+    has_ready_out: *mut bool,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(light_out, flat_out, persist_out, has_ready_out);
+        // SAFETY: non-null output pointers.
+        unsafe {
+            *light_out = std::ptr::null_mut();
+            *flat_out = std::ptr::null();
+            *persist_out = RAFTLET_OK;
+            *has_ready_out = false;
+        }
+        let mut light: *mut raftlet_ready = std::ptr::null_mut();
+        let rc = advance_ready_light(node, ready, true, Some(&mut light));
+        if rc != RAFTLET_OK {
+            return rc;
+        }
+        if !light.is_null() {
+            // SAFETY: the light ready just created, owned by the caller.
+            let l = unsafe { &*light };
+            // SAFETY: non-null output pointers.
+            unsafe {
+                *light_out = light;
+                *flat_out = l.flat_ref();
+            }
+            if !storage.is_null() {
+                // SAFETY: non-null handle from raftlet_storage_new_memory or
+                // raftlet_storage_open, alive for the call.
+                let w = crate::storage::append_ready(unsafe { &*storage }, l);
+                // SAFETY: non-null output pointer.
+                unsafe { *persist_out = w };
+            }
+        }
+        let mut has = true;
+        let hr = with_node(node, |n| {
+            has = n.has_ready();
+            RAFTLET_OK
+        });
+        // SAFETY: non-null output pointer.
+        unsafe { *has_ready_out = has || hr != RAFTLET_OK };
+        RAFTLET_OK
+    })
 }
 
 /// Reports that committed entries up to `index` are applied.

@@ -106,6 +106,10 @@ pub struct raftlet_ready {
     pub(crate) written: ReadyWrites,
     /// Set once, by the one call that advances this ready.
     stale: AtomicBool,
+    /// A light ready (raftlet_node_advance_light): committed entries and
+    /// messages only, nothing to persist but its commit index (`Some`
+    /// when it moved); advancing it reports its entries applied.
+    pub(crate) light: Option<Option<u64>>,
     /// Encodings of `messages` then `persisted_messages`, back to back.
     buf: Vec<u8>,
     spans: Vec<(usize, usize)>,
@@ -263,12 +267,27 @@ impl raftlet_ready {
             applying,
             written,
             stale: AtomicBool::new(false),
+            light: None,
             buf,
             spans,
             snapshot_encoded,
             envelope: OnceLock::new(),
             flat: OnceLock::new(),
         }
+    }
+
+    /// A light ready holding `rd`'s committed entries and messages, and
+    /// the commit index to persist (see raftlet_node_advance_light).
+    pub(crate) fn new_light(
+        rd: Ready,
+        track: Arc<NodeTrack>,
+        applying: u64,
+        written: ReadyWrites,
+        commit: Option<u64>,
+    ) -> raftlet_ready {
+        let mut r = raftlet_ready::new(rd, track, applying, written);
+        r.light = Some(commit);
+        r
     }
 
     pub(crate) fn is_stale(&self) -> bool {

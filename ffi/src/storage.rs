@@ -229,6 +229,17 @@ pub unsafe extern "C" fn raftlet_storage_append_ready(
 /// The body of raftlet_storage_append_ready, for the calls that persist
 /// a ready as they take it (raftlet_node_ready_flat).
 pub(crate) fn append_ready(store: &raftlet_storage, rd: &raftlet_ready) -> raftlet_result {
+    if let Some(commit) = rd.light {
+        // A light ready writes its commit index only (unsynced on disk);
+        // it takes no place in the order of the node's readies.
+        if rd.is_stale() {
+            return fail(RAFTLET_ERR_READY_STALE, "the ready was already advanced");
+        }
+        return match commit {
+            Some(c) => code(&store.inner.set_commit(c)),
+            None => RAFTLET_OK,
+        };
+    }
     let mut appended = store.appended.lock();
     let this = match check_ready_order(rd, *appended) {
         Ok(this) => this,

@@ -945,9 +945,18 @@ impl<S: Storage> RawNode<S> {
     /// # Ok::<(), raftlet::Error>(())
     /// ```
     pub fn advance_light(&mut self, rd: Ready) -> LightReady {
-        self.touch();
-        self.on_persist_ready(rd.number);
+        let number = rd.number;
         self.recycle(rd);
+        self.on_persist_ready_light(number)
+    }
+
+    /// [`RawNode::advance_light`] by number, without handing the Ready
+    /// back (as [`RawNode::on_persist_ready`] is to
+    /// [`RawNode::advance_append`]): for hosts and bindings that keep the
+    /// Ready's contents alive after persisting it.
+    pub fn on_persist_ready_light(&mut self, number: u64) -> LightReady {
+        self.touch();
+        self.on_persist_ready(number);
         let durable = self.raft.term == self.durable_term && self.raft.vote == self.durable_vote;
         if durable {
             // A leader's appends carrying the new commit index.
