@@ -532,30 +532,67 @@ pub unsafe extern "C" fn raftlet_node_ready_flat(
         if rc != RAFTLET_OK || taken.is_null() {
             return rc;
         }
-        // SAFETY: the ready just created, owned by the caller from here.
-        let r = unsafe { &*taken };
-        let flat: *const crate::ready::raftlet_ready_flat = r.flat_ref();
-        // SAFETY: non-null output pointers.
+        // SAFETY: the ready just created; the output pointers checked
+        // non-null above.
         unsafe {
-            *ready_out = taken;
-            *flat_out = flat;
-        }
-        if !storage.is_null() {
-            // SAFETY: non-null handle from raftlet_storage_new_memory or
-            // raftlet_storage_open, alive for the call.
-            let w = crate::storage::append_ready(unsafe { &*storage }, r);
-            // SAFETY: non-null output pointer.
-            unsafe { *persist_out = w };
-        }
-        let mut has = true;
-        let hr = with_node(node, |n| {
-            has = n.has_ready();
-            RAFTLET_OK
-        });
-        // SAFETY: non-null output pointer.
-        unsafe { *has_ready_out = has || hr != RAFTLET_OK };
+            hand_out(
+                node,
+                taken,
+                storage,
+                ready_out,
+                flat_out,
+                persist_out,
+                has_ready_out,
+            )
+        };
         RAFTLET_OK
     })
+}
+
+/// Hands `taken` (a ready just created, non-null) out with its flat view,
+/// persists it into `storage` when that is not NULL (the outcome in
+/// `*persist_out`), and reads whether the node has another ready.
+///
+/// # Safety
+/// The output pointers are non-null and writable; `storage` is NULL or a
+/// live handle.
+unsafe fn hand_out(
+    node: *const raftlet_node,
+    taken: *mut raftlet_ready,
+    storage: *mut raftlet_storage,
+    ready_out: *mut *mut raftlet_ready,
+    flat_out: *mut *const crate::ready::raftlet_ready_flat,
+    persist_out: *mut raftlet_result,
+    has_ready_out: *mut bool,
+) {
+    // SAFETY: the ready just created, owned by the caller from here.
+    let r = unsafe { &*taken };
+    let flat: *const crate::ready::raftlet_ready_flat = r.flat_ref();
+    // SAFETY: non-null output pointers.
+    unsafe {
+        *ready_out = taken;
+        *flat_out = flat;
+    }
+    if !storage.is_null() {
+        // SAFETY: non-null handle from raftlet_storage_new_memory or
+        // raftlet_storage_open, alive for the call.
+        let w = crate::storage::append_ready(unsafe { &*storage }, r);
+        // SAFETY: non-null output pointer.
+        unsafe { *persist_out = w };
+    }
+    read_has_ready(node, has_ready_out);
+}
+
+/// Writes whether the node has a ready to `*has_ready_out` (non-null);
+/// true when that cannot be read (a node poisoned: the next call says so).
+fn read_has_ready(node: *const raftlet_node, has_ready_out: *mut bool) {
+    let mut has = true;
+    let hr = with_node(node, |n| {
+        has = n.has_ready();
+        RAFTLET_OK
+    });
+    // SAFETY: non-null output pointer, checked by the caller.
+    unsafe { *has_ready_out = has || hr != RAFTLET_OK };
 }
 
 /// Takes the next ready of the locked node (raftlet_node_ready's body).
@@ -771,29 +808,23 @@ pub unsafe extern "C" fn raftlet_node_advance_light(
         if rc != RAFTLET_OK {
             return rc;
         }
-        if !light.is_null() {
-            // SAFETY: the light ready just created, owned by the caller.
-            let l = unsafe { &*light };
-            // SAFETY: non-null output pointers.
+        if light.is_null() {
+            read_has_ready(node, has_ready_out);
+        } else {
+            // SAFETY: the light ready just created; the output pointers
+            // checked non-null above.
             unsafe {
-                *light_out = light;
-                *flat_out = l.flat_ref();
-            }
-            if !storage.is_null() {
-                // SAFETY: non-null handle from raftlet_storage_new_memory or
-                // raftlet_storage_open, alive for the call.
-                let w = crate::storage::append_ready(unsafe { &*storage }, l);
-                // SAFETY: non-null output pointer.
-                unsafe { *persist_out = w };
-            }
+                hand_out(
+                    node,
+                    light,
+                    storage,
+                    light_out,
+                    flat_out,
+                    persist_out,
+                    has_ready_out,
+                )
+            };
         }
-        let mut has = true;
-        let hr = with_node(node, |n| {
-            has = n.has_ready();
-            RAFTLET_OK
-        });
-        // SAFETY: non-null output pointer.
-        unsafe { *has_ready_out = has || hr != RAFTLET_OK };
         RAFTLET_OK
     })
 }
