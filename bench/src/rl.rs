@@ -178,10 +178,7 @@ impl BenchNode for Raftlet {
         // own acknowledgement completes) in the same cycle.
         let light = self.node.advance_light(rd);
         if let Some(commit) = light.commit_index() {
-            let mut s = self.storage.wl();
-            let mut hs = *s.hard_state();
-            hs.commit = commit;
-            s.set_hard_state(hs);
+            self.storage.wl().commit_to(commit).expect("commit");
         }
         push_wire(from, light.messages().iter(), out);
         self.handle_committed(light.committed_entries(), app);

@@ -727,6 +727,7 @@ impl<S: Storage> RawNode<S> {
     pub fn ready(&mut self) -> Ready {
         self.touch();
         self.raft.flush_deferred_appends();
+        let term_vote_durable = self.term_vote_durable();
         let r = &mut self.raft;
         self.last_number += 1;
         let number = self.last_number;
@@ -761,7 +762,7 @@ impl<S: Storage> RawNode<S> {
         r.msgs_hint = hint(messages.len());
         r.after_hint = hint(r.msgs_after_append.len());
         let mut persisted_messages = Vec::new();
-        if r.term != self.durable_term || r.vote != self.durable_vote {
+        if !term_vote_durable {
             // Our term or vote is not durable yet: a crash could take us
             // back to an older term, whose incarnation could then act
             // differently in the terms these messages speak for (lead the
@@ -826,13 +827,8 @@ impl<S: Storage> RawNode<S> {
             .filter(|_| !r.bugs.reapply_committed);
         #[cfg(not(feature = "bug-injection"))]
         let committed_last = committed_entries.last();
-        if let Some(last) = committed_last {
-            let size = ents_size(&committed_entries);
-            r.raft_log.accept_applying(last.index, size, true);
-            self.applying.push_back((last.index, size));
-            // Committed entries no longer count against the leader's
-            // uncommitted budget.
-            r.reduce_uncommitted_size(payloads_size(&committed_entries));
+        if committed_last.is_some() {
+            accept_applying(r, &mut self.applying, &committed_entries, true);
         }
         #[cfg(feature = "bug-injection")]
         if r.bugs.self_ack_early {
@@ -934,10 +930,7 @@ impl<S: Storage> RawNode<S> {
     /// // One cycle: the write's acknowledgement commits the entry.
     /// let light = node.advance_light(rd);
     /// if let Some(commit) = light.commit_index() {
-    ///     let mut s = storage.wl();
-    ///     let mut hs = *s.hard_state();
-    ///     hs.commit = commit;
-    ///     s.set_hard_state(hs);
+    ///     storage.wl().commit_to(commit)?;
     /// }
     /// assert_eq!(light.committed_entries().last().map(|e| e.data()), Some(&b"x"[..]));
     /// node.advance_apply_light(light);
@@ -957,7 +950,7 @@ impl<S: Storage> RawNode<S> {
     pub fn on_persist_ready_light(&mut self, number: u64) -> LightReady {
         self.touch();
         self.on_persist_ready(number);
-        let durable = self.raft.term == self.durable_term && self.raft.vote == self.durable_vote;
+        let durable = self.term_vote_durable();
         if durable {
             // A leader's appends carrying the new commit index.
             self.raft.flush_deferred_appends();
@@ -970,11 +963,8 @@ impl<S: Storage> RawNode<S> {
         let accept = !r.bugs.light_skips_applying;
         #[cfg(not(feature = "bug-injection"))]
         let accept = true;
-        if let Some(last) = committed_entries.last().filter(|_| accept) {
-            let size = ents_size(&committed_entries);
-            r.raft_log.accept_applying(last.index, size, false);
-            self.applying.push_back((last.index, size));
-            r.reduce_uncommitted_size(payloads_size(&committed_entries));
+        if accept {
+            accept_applying(r, &mut self.applying, &committed_entries, false);
         }
         // The commit index reported is capped at the last entry known to
         // be durable: a follower's commit may already cover entries it
@@ -1004,15 +994,34 @@ impl<S: Storage> RawNode<S> {
     /// ([`RawNode::advance_light`]) allocates none.
     pub fn advance_apply_light(&mut self, light: LightReady) {
         self.advance_apply();
-        let v = light.committed_entries;
-        if self.raft.state == StateRole::Leader
-            && !self.raft.quiesced
-            && v.capacity() > 0
-            && v.capacity() <= 4096
-        {
+        if self.keeps_spares() {
+            self.keep_spare_entries(light.committed_entries);
+        }
+    }
+
+    /// Whether the node's term and vote are those its host last reported
+    /// durable: only then may messages that speak for them leave before a
+    /// write.
+    fn term_vote_durable(&self) -> bool {
+        self.raft.term == self.durable_term && self.raft.vote == self.durable_vote
+    }
+
+    /// Whether the node keeps emptied vectors for its next Ready: only a
+    /// leader's Ready loop is hot enough to be worth the memory; followers
+    /// (and idle groups, quiesced ones too) keep nothing.
+    fn keeps_spares(&self) -> bool {
+        self.raft.state == StateRole::Leader && !self.raft.quiesced
+    }
+
+    /// Keeps `v`, emptied, for the next Ready, unless it holds nothing
+    /// worth keeping or enough are kept already. Very large buffers are let
+    /// go so a burst does not pin memory.
+    fn keep_spare_entries(&mut self, mut v: Vec<Entry>) {
+        const KEEP: usize = 4;
+        const MAX_CAPACITY: usize = 4096;
+        if v.capacity() > 0 && v.capacity() <= MAX_CAPACITY {
             let spares = self.spares.get_or_insert_with(Box::default);
-            if spares.entries.len() < 4 {
-                let mut v = v;
+            if spares.entries.len() < KEEP {
                 v.clear();
                 spares.entries.push(v);
             }
@@ -1023,24 +1032,12 @@ impl<S: Storage> RawNode<S> {
     /// Ready loop does not allocate them again. Very large buffers are let
     /// go so a burst does not pin memory.
     fn recycle(&mut self, rd: Ready) {
-        if self.raft.state != StateRole::Leader || self.raft.quiesced {
-            // Only a leader's Ready loop is hot enough to be worth the
-            // memory; followers (and idle groups, quiesced ones too) keep
-            // nothing.
+        if !self.keeps_spares() {
             self.spares = None;
             return;
         }
-        const KEEP: usize = 4;
-        const MAX_CAPACITY: usize = 4096;
-        for mut v in [rd.entries, rd.committed_entries] {
-            if v.capacity() > 0 && v.capacity() <= MAX_CAPACITY {
-                let spares = self.spares.get_or_insert_with(Box::default);
-                if spares.entries.len() < KEEP {
-                    v.clear();
-                    spares.entries.push(v);
-                }
-            }
-        }
+        self.keep_spare_entries(rd.entries);
+        self.keep_spare_entries(rd.committed_entries);
     }
 
     /// Reports that the writes of every Ready up to number `number` (see
@@ -1222,6 +1219,25 @@ impl<S: Storage> RawNode<S> {
         self.touch();
         &mut self.raft.bugs
     }
+}
+
+/// Takes `ents`, just handed out for applying, as being applied: the log's
+/// applying index and budget (`allow_unstable` as they were read), the
+/// node's queue of batches in flight, and the leader's uncommitted budget,
+/// which committed entries no longer count against.
+fn accept_applying<S: Storage>(
+    r: &mut Raft<S>,
+    applying: &mut SmallQueue<(u64, u64)>,
+    ents: &[Entry],
+    allow_unstable: bool,
+) {
+    let Some(last) = ents.last() else {
+        return;
+    };
+    let size = ents_size(ents);
+    r.raft_log.accept_applying(last.index, size, allow_unstable);
+    applying.push_back((last.index, size));
+    r.reduce_uncommitted_size(payloads_size(ents));
 }
 
 /// A leader's emptied Ready vectors, kept for its next Readies.

@@ -2,7 +2,7 @@
 //! made available (raft-rs's `LightReady`), so that a proposal takes one
 //! Ready cycle; and the commit-index contract that comes with it.
 
-use raftlet::pb::{ConfState, EntryType, HardState, Message, MessageType};
+use raftlet::pb::{ConfState, EntryType, Message, MessageType};
 use raftlet::{Config, LightReady, MemoryStorage, RawNode, Ready, StateRole, Storage};
 
 fn node(id: u64, voters: &[u64]) -> (RawNode<MemoryStorage>, MemoryStorage) {
@@ -27,10 +27,10 @@ fn persist(storage: &MemoryStorage, rd: &Ready) {
 /// Persists a light Ready's commit index.
 fn persist_commit(storage: &MemoryStorage, light: &LightReady) {
     if let Some(commit) = light.commit_index() {
-        let mut s = storage.wl();
-        let mut hs: HardState = *s.hard_state();
-        hs.commit = commit;
-        s.set_hard_state(hs);
+        storage
+            .wl()
+            .commit_to(commit)
+            .expect("commit within the log");
     }
 }
 

@@ -955,12 +955,7 @@ impl Sim {
             let bs = node.rn.as_ref().map(|rn| rn.basic_status());
             let now_vote = bs.map(|b| (b.hard_state.term, b.hard_state.vote));
             if now_vote.is_some_and(|v| v != node.acked_vote) && !self.opts.no_contract_check {
-                if let Some(m) = msgs.iter().find(|m| {
-                    !matches!(
-                        m.msg_type,
-                        MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
-                    ) && m.term != 0
-                }) {
+                if let Some(m) = msgs.iter().find(|m| needs_durable_state(m)) {
                     return Err(Violation {
                         invariant: Invariant::ReadyContract,
                         time: self.now,
@@ -1048,12 +1043,7 @@ impl Sim {
             return Ok(vote);
         }
         let acked = node.acked_vote;
-        let early = rd.messages.iter().find(|m| {
-            !matches!(
-                m.msg_type,
-                MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
-            ) && m.term != 0
-        });
+        let early = rd.messages.iter().find(|m| needs_durable_state(m));
         if let Some(m) = early {
             return Err(Violation {
                 invariant: Invariant::ReadyContract,
@@ -2887,6 +2877,16 @@ fn describe_ready(id: u64, rd: &Ready) -> String {
         rd.persisted_messages.len()
     );
     s
+}
+
+/// Whether `m` may leave only once its sender's term and vote are durable:
+/// everything but pre-vote requests, heartbeat responses and messages that
+/// carry no term (forwarded proposals and reads).
+fn needs_durable_state(m: &Message) -> bool {
+    !matches!(
+        m.msg_type,
+        MessageType::MsgPreVote | MessageType::MsgHeartbeatResp
+    ) && m.term != 0
 }
 
 #[cfg(feature = "bug-injection")]
