@@ -1008,6 +1008,40 @@ raftlet_result raftlet_node_ready_flat(struct raftlet_node *node,
                                        raftlet_result *persist_out,
                                        bool *has_ready_out);
 
+// raftlet_node_ready_flat with a storage, and the write acknowledged in
+// the same call: the ready is taken, written to `storage` (synced when
+// it must be, for a disk storage) and, once the write succeeded, reported
+// durable to the node at once, as raftlet_node_advance_light would. What
+// that made available joins the ready handed out: the entries it
+// committed (a single voter's proposal, a follower's entries the
+// leader's commit covers) after the ready's own committed entries, and
+// the messages it lets leave after the ready's own. Every message of the
+// ready may then be sent at once (`persisted_message_start` is the
+// message count), and the commit index the acknowledgement moved is
+// written to `storage` too (unsynced, as for a light ready); the ready's
+// hard state stays the one it wrote. A Ready cycle is then one call to
+// take it and one to advance it.
+//
+// Apply the ready's committed entries, send its messages, then pass it to
+// raftlet_node_advance (or raftlet_node_advance_light, which makes no
+// light ready for it), which reports the entries applied, and free it.
+//
+// The write is acknowledged only when the ready follows every ready
+// taken before it, all advanced, and holds no snapshot (a snapshot is
+// applied by the host before the entries after it). Otherwise, or when
+// the write fails (`*persist_out` says why, as for
+// raftlet_node_ready_flat), the ready is handed out as
+// raftlet_node_ready_flat hands it out. Other arguments, outputs and
+// result codes as for raftlet_node_ready_flat; `storage` must not be
+// NULL (RAFTLET_ERR_NULL_ARG).
+raftlet_result raftlet_node_ready_persisted(struct raftlet_node *node,
+                                            struct raftlet_storage *storage,
+                                            bool only_if_ready,
+                                            struct raftlet_ready **ready_out,
+                                            const struct raftlet_ready_flat **flat_out,
+                                            raftlet_result *persist_out,
+                                            bool *has_ready_out);
+
 // Reports that `ready` was fully handled: persisted, sent, and its
 // committed entries (and those of earlier readies) applied; committed
 // entries of later readies, if any were taken, are not reported applied.

@@ -605,9 +605,10 @@ def main() -> None:
         "Ready advanced once they are delivered) and payloads copied on decode. **raftlet-go** is the etcd-compatible API "
         "(raftpb-typed `Ready`, everything copied into Go memory, `Step` per message); "
         "**raftlet-go-view** is the zero-copy API beside it (`ReadyViewPersisted`: the "
-        "Ready taken, written to the storage and read in place in one cgo crossing; "
-        "`AdvanceViewNext` and `StepBatchReady`: a view advanced, or a network read's "
-        "messages stepped, and the next Ready taken in the same crossing; `ProposeBatch`; "
+        "Ready taken, written to the storage, its write reported durable and read in place "
+        "in one cgo crossing; `AdvanceViewNext`, `StepBatchReady` and `ProposeReady`: a view "
+        "advanced, a network read's messages stepped or a payload proposed, and the next "
+        "Ready taken so in the same crossing; `ProposeBatch`; "
         "the B4 sweep through a `TickSet`, one crossing for all groups). × is against etcd raft (> 1 favours raftlet); "
         "crossings are cgo calls per op (per group per sweep for B4).")
     add("")
@@ -638,7 +639,7 @@ def main() -> None:
     add("")
     add("Where raftlet through Go is still slower than etcd raft (see bindings/go/README.md, "
         "\"Performance\", for the profiles): rows of small operations pay a fixed cost per "
-        "cgo crossing and per C Ready (B3: four crossings per proposal, two Ready cycles; "
+        "cgo crossing and per C Ready (B3: two crossings per proposal, one Ready cycle; "
         "native Rust raftlet does B3 about three times faster, so the gap is the boundary, "
         "not the core); large payloads pay one more copy than etcd (the proposal is "
         "copied into the library, which etcd does not need) and page faults of glibc's "
@@ -950,19 +951,15 @@ like raftlet's) is faster than prost where payloads are large.
 - **B2 Go (via cgo beats etcd native).** With the zero-copy API (ReadyView,
   batch calls, TickSet) met on B1 128 B and 1 KiB, B1batch 128 B, the B4
   sweep (one crossing for all groups) and B5 at 64 reads per round; missed
-  where each operation is small or payloads are large. B3 now makes four
-  crossings per proposal (Propose, ReadyViewPersisted, then AdvanceViewNext,
-  which advances the first Ready and takes the second, and AdvanceView;
-  HasReady is learned by those calls), one allocation (the payload). By
-  callgrind a crossing costs about 250 instructions of the Go runtime plus
-  cgo's check of each pointer argument; fewer crossings alone did not
-  lower B3's instructions per op, the per-Ready work did (12.1k per op, was
-  13.8k; etcd raft 9.9k): what is left is mostly the C ABI's Ready itself
-  (its box, flat view and write tracking), where native Rust raftlet does
-  the whole proposal in about 4.4k instructions. Large payloads pay the copy into the library at Propose that
+  where each operation is small or payloads are large. B3 now makes two
+  crossings per proposal: `ProposeReady` (the proposal, its Ready taken,
+  written and its write reported durable, so the entry comes back
+  committed in the same view) and `AdvanceViewNext` (applied; nothing
+  follows), one allocation (the payload). By callgrind that is 8.9k
+  instructions per op (12.2k with four crossings and two Ready cycles;
+  etcd raft 9.2k on the same machine). Large payloads pay the copy into the library at Propose that
   etcd does not make, and page faults of the C heap growing back after
-  each compaction. Closing it: a light Ready for a single voter (one cycle
-  per proposal), a C Ready built without allocations (reused arrays), and
+  each compaction. Closing the rest: a C Ready built without allocations (reused arrays), and
   a core whose idle group is smaller (B4 heap: the binding adds about 200
   bytes per group to the core's)."""
 

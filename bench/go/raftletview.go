@@ -18,7 +18,10 @@ import (
 // (AdvanceViewNext) or steps a network read (StepBatchReady) takes the
 // next Ready, persisted, in its own crossing when there is one: the same
 // Ready the next Cycle would take, as nothing reaches the node in
-// between (StepBatchReady is used only when no Ready is held).
+// between (StepBatchReady and ProposeReady are used only when no Ready
+// is held). A Ready taken persisted has its write acknowledged in the
+// same crossing (raftlet_node_ready_persisted): what the write made
+// available, such as a single voter's committed entry, is in that view.
 type raftletView struct {
 	rn      *raftlet.RawNode
 	storage *raftlet.MemoryStorage
@@ -44,9 +47,22 @@ func (n *raftletView) Campaign() {
 }
 
 func (n *raftletView) Propose(data []byte) {
-	if err := n.rn.Propose(data); err != nil {
+	if n.held.Valid() || n.next.Valid() {
+		if err := n.rn.Propose(data); err != nil {
+			panic(err)
+		}
+		return
+	}
+	// Nothing held: the Ready the proposal leaves is taken (persisted,
+	// its write acknowledged) in the same crossing.
+	v, perr, err := n.rn.ProposeReady(data, n.storage)
+	if perr != nil {
+		panic(perr)
+	}
+	if err != nil {
 		panic(err)
 	}
+	n.next = v
 }
 
 func (n *raftletView) ProposeBatch(payloads [][]byte) bool {

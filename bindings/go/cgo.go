@@ -45,6 +45,8 @@ package raftlet
 #cgo nocallback go_node_ready_flat
 #cgo noescape go_node_advance_ready_flat
 #cgo nocallback go_node_advance_ready_flat
+#cgo noescape go_node_propose_ready
+#cgo nocallback go_node_propose_ready
 #cgo noescape go_node_step_batch_ready
 #cgo nocallback go_node_step_batch_ready
 #cgo noescape go_node_packed_step_ready
@@ -572,6 +574,18 @@ static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_,
 	return r;
 }
 
+// Proposes d and, when the node then has a ready, takes it persisted
+// into s: a proposal and its Ready in one crossing.
+static go_then_ready_res go_node_propose_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_storage *s = (raftlet_storage *)s_;
+	go_then_ready_res r;
+	memset(&r, 0, sizeof r);
+	r.first = go_res_of(raftlet_node_propose(n, d, len));
+	go_then_take(n, s, &r);
+	return r;
+}
+
 // Steps msgs (every one, as raftlet_node_step_batch) and, when the node
 // then has a ready, takes it persisted into s.
 static go_then_ready_res go_node_step_batch_ready(uintptr_t n_, const raftlet_bytes *msgs, size_t count,
@@ -586,12 +600,16 @@ static go_then_ready_res go_node_step_batch_ready(uintptr_t n_, const raftlet_by
 }
 
 // Fills *r (zeroed by the caller) as go_node_ready_flat returns it,
-// with one call of the library (raftlet_node_ready_flat); with
-// only_if_ready, r->rd stays NULL when the node has no ready.
+// with one call of the library: raftlet_node_ready_flat, or with a
+// storage raftlet_node_ready_persisted (the write acknowledged at once,
+// and what that made available in the same ready); with only_if_ready,
+// r->rd stays NULL when the node has no ready.
 static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_ready, go_ready_flat_res *r) {
 	raftlet_result persist = RAFTLET_OK;
 	bool has = false;
-	raftlet_result rc = raftlet_node_ready_flat(n, s, only_if_ready, &r->rd, &r->flat, &persist, &has);
+	raftlet_result rc = s != NULL
+		? raftlet_node_ready_persisted(n, s, only_if_ready, &r->rd, &r->flat, &persist, &has)
+		: raftlet_node_ready_flat(n, NULL, only_if_ready, &r->rd, &r->flat, &persist, &has);
 	r->hr.res = go_res_of(rc);
 	r->hr.has = has;
 	r->hr.known = rc == RAFTLET_OK;
@@ -1219,6 +1237,17 @@ func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle
 // cNodeStepBatchReady steps msgs as cNodeStepBatch (stepErr its outcome)
 // and, when that left a ready, takes it as cNodeAdvanceReadyFlat does,
 // in one crossing.
+// cNodeProposeReady proposes data and takes the Ready it leaves (persisted
+// into s when s is not nil) in one crossing.
+func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+	proposeErr, persistErr, err error) {
+	p, l := bytesPtr(data)
+	r := C.go_node_propose_ready(nodeH(n), p, l, storeH(s))
+	proposeErr = errorOf(r.first)
+	h, has, known, persistErr, err = thenReady(&r, nh, nil)
+	return h, has, known, proposeErr, persistErr, err
+}
+
 func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	stepErr, persistErr, err error) {
 	var r C.go_then_ready_res

@@ -166,8 +166,13 @@ func TestAdvanceViewNextErrors(t *testing.T) {
 	if err := n.rn.Propose([]byte("a")); err != nil {
 		t.Fatal(err)
 	}
-	v, err := n.rn.ReadyViewPersisted(n.storage)
+	// Taken and written apart, so that the write is acknowledged by the
+	// advance (ReadyViewPersisted acknowledges it at once).
+	v, err := n.rn.ReadyView()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.storage.AppendReadyView(v); err != nil {
 		t.Fatal(err)
 	}
 	// A view of another node is foreign; nothing is advanced or taken.
@@ -213,8 +218,11 @@ func TestAdvanceViewNextErrors(t *testing.T) {
 	if err := n.rn.Propose([]byte("b")); err != nil {
 		t.Fatal(err)
 	}
-	w, err := n.rn.ReadyViewPersisted(n.storage)
+	w, err := n.rn.ReadyView()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.storage.AppendReadyView(w); err != nil {
 		t.Fatal(err)
 	}
 	c.readView(n, w)
@@ -302,8 +310,9 @@ func TestStepBatchReady(t *testing.T) {
 	}
 }
 
-// A single voter's proposal takes one Ready cycle through AdvanceViewNext:
-// advancing the Ready of its entry hands the entry back at once,
+// A single voter's proposal takes one Ready cycle through AdvanceViewNext
+// when the host writes the Ready itself: advancing the Ready of its entry
+// hands the entry back at once,
 // committed, in a light Ready with nothing to persist, whose commit index
 // reached the storage (a restart claiming the entry applied is accepted);
 // advancing the light Ready reports it applied and leaves nothing.
@@ -323,8 +332,13 @@ func TestAdvanceViewNextHandsOutALightReady(t *testing.T) {
 		if err := n.rn.Propose(data); err != nil {
 			t.Fatal(err)
 		}
-		v, err := n.rn.ReadyViewPersisted(n.storage)
+		// Taken and written apart: ReadyViewPersisted would acknowledge
+		// the write at once and hand the entry out in the same view.
+		v, err := n.rn.ReadyView()
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.storage.AppendReadyView(v); err != nil {
 			t.Fatal(err)
 		}
 		if ents, _ := v.Entries(); len(ents) != 1 {
@@ -363,5 +377,98 @@ func TestAdvanceViewNextHandsOutALightReady(t *testing.T) {
 		if st := n.rn.BasicStatus(); st.Applied != index || st.Commit != index {
 			t.Fatalf("applied %d, commit %d; want %d", st.Applied, st.Commit, index)
 		}
+	}
+}
+
+// ReadyViewPersisted acknowledges the write it made: a single voter's
+// proposal comes back committed in the view that carries it, its commit
+// index in the storage (a restart claiming it applied is accepted), and
+// advancing the view leaves nothing to do. ProposeReady does the proposal
+// and the same in one crossing; a refused proposal is reported and takes
+// nothing.
+func TestReadyViewPersistedHandsOutWhatItsWriteCommitted(t *testing.T) {
+	c := newTestCluster(t, 1)
+	n := c.nodes[1]
+	c.settleChained()
+	if err := n.rn.Campaign(); err != nil {
+		t.Fatal(err)
+	}
+	c.settleChained()
+	if c.leader() != 1 {
+		t.Fatal("node 1 did not win")
+	}
+	for i := 0; i < 4; i++ {
+		data := []byte(fmt.Sprintf("fused-%d", i))
+		var v ReadyView
+		var err error
+		if i%2 == 0 {
+			if err := n.rn.Propose(data); err != nil {
+				t.Fatal(err)
+			}
+			v, err = n.rn.ReadyViewPersisted(n.storage)
+		} else {
+			var perr error
+			v, perr, err = n.rn.ProposeReady(data, n.storage)
+			if perr != nil {
+				t.Fatal(perr)
+			}
+		}
+		if err != nil || !v.Valid() {
+			t.Fatalf("no view (%v)", err)
+		}
+		ents, _ := v.Entries()
+		committed, _ := v.CommittedEntries()
+		if len(ents) != 1 || len(committed) != 1 || !bytes.Equal(committed[0].Data(), data) {
+			t.Fatalf("view: %d entries, committed %v", len(ents), committed)
+		}
+		msgs, _ := v.Messages()
+		if start, _ := v.PersistedStart(); start != len(msgs) {
+			t.Fatalf("%d of %d messages still wait for the write", len(msgs)-start, len(msgs))
+		}
+		index := committed[0].Index
+		cfg := testConfig(1, n.storage)
+		cfg.Applied = index
+		again, err := NewRawNode(cfg)
+		if err != nil {
+			t.Fatalf("restart with applied %d: %v", index, err)
+		}
+		_ = again.Close()
+		next, err := n.rn.AdvanceViewNext(v, n.storage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next.Valid() || n.rn.HasReady() {
+			t.Fatal("work left after the view")
+		}
+		if st := n.rn.BasicStatus(); st.Applied != index || st.Commit != index {
+			t.Fatalf("applied %d, commit %d; want %d", st.Applied, st.Commit, index)
+		}
+	}
+	// With no leader the proposal is dropped: reported, nothing appended.
+	fc := newTestCluster(t, 1, 2, 3)
+	fc.settleChained()
+	f := fc.nodes[2]
+	last, err := f.storage.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, perr, err := f.rn.ProposeReady([]byte("x"), f.storage)
+	if !errors.Is(perr, ErrProposalDropped) || err != nil {
+		t.Fatalf("leaderless proposal: %v, %v", perr, err)
+	}
+	if next.Valid() {
+		if ents, _ := next.Entries(); len(ents) != 0 {
+			t.Fatal("a dropped proposal was appended")
+		}
+		if err := f.rn.AdvanceView(next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := f.storage.LastIndex(); got != last {
+		t.Fatalf("last index %d, was %d", got, last)
+	}
+	f.rn.Close()
+	if _, perr, err := f.rn.ProposeReady([]byte("x"), f.storage); !errors.Is(perr, ErrClosed) || !errors.Is(err, ErrClosed) {
+		t.Fatalf("closed node: %v, %v", perr, err)
 	}
 }

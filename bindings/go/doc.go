@@ -86,8 +86,11 @@
 //
 // Beside the typed Ready, which is copied into Go memory as etcd's is,
 // ReadyView reads a Ready in place: RawNode.ReadyViewPersisted takes the
-// next Ready, writes it to the storage and returns its views in one cgo
-// crossing, with no Go allocation; AdvanceView hands it back.
+// next Ready, writes it to the storage, reports the write durable (so
+// what that made available, such as a single voter's committed entry, is
+// in the same view) and returns its views in one cgo crossing, with no Go
+// allocation; AdvanceView hands it back. ProposeReady is a proposal and
+// that in one crossing.
 // EntryView.Data, MessageView.Data (the raftpb bytes to send) and
 // ReadStateView.RequestCtx are the library's memory, valid until
 // AdvanceView: copy what must outlive it. Methods of a view advanced,

@@ -480,6 +480,19 @@ func (rn *RawNode) ReadyView() (ReadyView, error) {
 // returned all the same with the write's error: nothing of the Ready is
 // durable then; retry AppendReadyView, and do not send or advance before
 // it succeeds.
+//
+// The write is also reported durable to the node in the same crossing
+// (raftlet_node_ready_persisted), and what that made available joins the
+// view: the entries it committed (a single voter's proposal, a
+// follower's entries its leader's commit covers) after the Ready's own
+// committed entries, and the messages it lets leave after the Ready's
+// own. Every message of such a view may be sent at once (PersistedStart
+// is len(Messages)), and the new commit index is written to s too; the
+// view's HardState stays the one the Ready wrote. A Ready cycle is then
+// this call and one advance. The write is reported at once only when
+// every earlier view of the node was advanced and the Ready holds no
+// snapshot; otherwise the view is as ReadyView and AppendReadyView make
+// it, and advancing it reports the write.
 func (rn *RawNode) ReadyViewPersisted(s *MemoryStorage) (ReadyView, error) {
 	if s == nil {
 		return ReadyView{}, &Error{CodeNullArg, "the storage must not be nil"}
@@ -610,7 +623,10 @@ func (h *nodeHandle) unpend(r *readyHandle) {
 // committed, as a single voter's proposal, and messages to send), with
 // nothing to persist but its commit index, which is written to s in the
 // same crossing. It is handled like any view (apply, send, advance), so a
-// proposal takes one Ready cycle instead of two.
+// proposal takes one Ready cycle instead of two. (A v taken by
+// ReadyViewPersisted, AdvanceViewNext or StepBatchReady with a storage
+// had its write reported at once, and holds that already: no light
+// Ready follows it.)
 func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyView, err error) {
 	if v.rn != rn {
 		return ReadyView{}, &Error{CodeReadyForeign, "the ReadyView was not handed out by this node"}
@@ -672,6 +688,39 @@ func (rn *RawNode) StepBatchReady(msgs [][]byte, s *MemoryStorage) (next ReadyVi
 	}
 	rn.h.pending = append(rn.h.pending, h)
 	return ReadyView{h: h, gen: h.gen, rn: rn}, stepErr, persistErr
+}
+
+// ProposeReady is Propose(data) followed, when the node then has a Ready,
+// by ReadyViewPersisted(s) (ReadyView when s is nil), in one cgo
+// crossing: a proposal and the Ready that carries it. With a storage the
+// Ready's write is acknowledged at once, so a single voter's proposal
+// comes back committed in the same view. proposeErr is Propose's outcome
+// (ErrProposalDropped: nothing was appended); next is the new view, not
+// Valid when no Ready was waiting; err is the failure to take it (next
+// not Valid) or to write it (next Valid, as for ReadyViewPersisted).
+func (rn *RawNode) ProposeReady(data []byte, s *MemoryStorage) (next ReadyView, proposeErr, err error) {
+	p, err := rn.ptr()
+	if err != nil {
+		return ReadyView{}, err, err
+	}
+	var sp cStorage
+	if s != nil {
+		if sp, err = s.ptr(); err != nil {
+			return ReadyView{}, err, err
+		}
+	}
+	h, has, known, proposeErr, persistErr, err := cNodeProposeReady(p, data, sp, rn.h)
+	runtime.KeepAlive(rn)
+	runtime.KeepAlive(s)
+	if err != nil {
+		return ReadyView{}, proposeErr, err
+	}
+	rn.setHR(has, known)
+	if h == nil {
+		return ReadyView{}, proposeErr, nil
+	}
+	rn.h.pending = append(rn.h.pending, h)
+	return ReadyView{h: h, gen: h.gen, rn: rn}, proposeErr, persistErr
 }
 
 // ReadIndex requests a linearizable read; the answer comes as a ReadState

@@ -318,6 +318,9 @@ func TestViewsAreStaleAfterAdvance(t *testing.T) {
 	stale("AppendReadyView", n.storage.AppendReadyView(v))
 
 	// The next ready reuses the handle: the old view stays stale.
+	if err := n.rn.Propose([]byte("second")); err != nil {
+		t.Fatal(err)
+	}
 	if !n.rn.HasReady() {
 		t.Fatal("no second ready")
 	}

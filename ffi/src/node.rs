@@ -549,6 +549,109 @@ pub unsafe extern "C" fn raftlet_node_ready_flat(
     })
 }
 
+/// raftlet_node_ready_flat with a storage, and the write acknowledged in
+/// the same call: the ready is taken, written to `storage` (synced when
+/// it must be, for a disk storage) and, once the write succeeded, reported
+/// durable to the node at once, as raftlet_node_advance_light would. What
+/// that made available joins the ready handed out: the entries it
+/// committed (a single voter's proposal, a follower's entries the
+/// leader's commit covers) after the ready's own committed entries, and
+/// the messages it lets leave after the ready's own. Every message of the
+/// ready may then be sent at once (`persisted_message_start` is the
+/// message count), and the commit index the acknowledgement moved is
+/// written to `storage` too (unsynced, as for a light ready); the ready's
+/// hard state stays the one it wrote. A Ready cycle is then one call to
+/// take it and one to advance it.
+///
+/// Apply the ready's committed entries, send its messages, then pass it to
+/// raftlet_node_advance (or raftlet_node_advance_light, which makes no
+/// light ready for it), which reports the entries applied, and free it.
+///
+/// The write is acknowledged only when the ready follows every ready
+/// taken before it, all advanced, and holds no snapshot (a snapshot is
+/// applied by the host before the entries after it). Otherwise, or when
+/// the write fails (`*persist_out` says why, as for
+/// raftlet_node_ready_flat), the ready is handed out as
+/// raftlet_node_ready_flat hands it out. Other arguments, outputs and
+/// result codes as for raftlet_node_ready_flat; `storage` must not be
+/// NULL (RAFTLET_ERR_NULL_ARG).
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_node_ready_persisted(
+    node: *mut raftlet_node,
+    storage: *mut raftlet_storage,
+    only_if_ready: bool,
+    ready_out: *mut *mut raftlet_ready,
+    flat_out: *mut *const crate::ready::raftlet_ready_flat,
+    persist_out: *mut raftlet_result,
+    has_ready_out: *mut bool,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(storage, ready_out, flat_out, persist_out, has_ready_out);
+        // SAFETY: non-null output pointers.
+        unsafe {
+            *ready_out = std::ptr::null_mut();
+            *flat_out = std::ptr::null();
+            *persist_out = RAFTLET_OK;
+            *has_ready_out = false;
+        }
+        let mut taken: *mut raftlet_ready = std::ptr::null_mut();
+        let rc = with_state(node, |st, track| {
+            if only_if_ready && !st.rn.has_ready() {
+                return RAFTLET_OK;
+            }
+            taken = Box::into_raw(Box::new(take_ready(st, track)));
+            RAFTLET_OK
+        });
+        if rc != RAFTLET_OK || taken.is_null() {
+            return rc;
+        }
+        // SAFETY: the ready just created, not handed out yet: this call
+        // alone reaches it until it is put in `*ready_out`.
+        let r = unsafe { &mut *taken };
+        // SAFETY: non-null handle from raftlet_storage_new_memory or
+        // raftlet_storage_open, alive for the call.
+        let store = unsafe { &*storage };
+        // The write happens outside the node lock, as with the separate
+        // calls.
+        let mut written = crate::storage::append_ready(store, r);
+        if written == RAFTLET_OK && r.rd.snapshot.is_none() {
+            let mut commit = None;
+            // A poisoned node acknowledges nothing: the ready goes out as
+            // written, and the next call reports the poison.
+            let _ = with_state(node, |st, track| {
+                let number = r.rd.number();
+                // Only the next ready in line: acknowledging a later one
+                // would cover (and make stale) readies taken before it
+                // that their host has not advanced yet.
+                if track.advanced.load(Ordering::Relaxed) + 1 != number {
+                    return RAFTLET_OK;
+                }
+                let mut lr = st.rn.on_persist_ready_light(number);
+                track.advanced.store(number, Ordering::Release);
+                commit = lr.commit_index();
+                let committed = lr.take_committed_entries();
+                if let Some(last) = committed.last() {
+                    st.applying = st.applying.max(last.index);
+                }
+                r.absorb_light(committed, lr.take_messages(), commit, st.applying);
+                RAFTLET_OK
+            });
+            if let Some(c) = commit {
+                written = code(&store.inner.set_commit(c));
+            }
+        }
+        let flat: *const crate::ready::raftlet_ready_flat = r.flat_ref();
+        // SAFETY: non-null output pointers.
+        unsafe {
+            *ready_out = taken;
+            *flat_out = flat;
+            *persist_out = written;
+        }
+        read_has_ready(node, has_ready_out);
+        RAFTLET_OK
+    })
+}
+
 /// Hands `taken` (a ready just created, non-null) out with its flat view,
 /// persists it into `storage` when that is not NULL (the outcome in
 /// `*persist_out`), and reads whether the node has another ready.

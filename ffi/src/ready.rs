@@ -290,6 +290,48 @@ impl raftlet_ready {
         r
     }
 
+    /// Takes into this ready, whose write was just acknowledged, what the
+    /// acknowledgement made available (see raftlet_node_ready_persisted):
+    /// the entries it committed after this ready's own, and messages. The
+    /// ready becomes light: nothing of it is left to persist but `commit`,
+    /// and advancing it reports its entries applied. Every message may now
+    /// leave at once, so the ones that waited for the write join the
+    /// others, in their order, with the new ones after them.
+    ///
+    /// Called before the ready is handed out: its views are not built yet.
+    pub(crate) fn absorb_light(
+        &mut self,
+        committed: Vec<Entry>,
+        messages: Vec<Message>,
+        commit: Option<u64>,
+        applying: u64,
+    ) {
+        debug_assert!(self.flat.get().is_none() && self.envelope.get().is_none());
+        // The encodings in `buf` are in the order of `messages` then
+        // `persisted_messages`: joining the two keeps `spans` in step.
+        let waited = std::mem::take(&mut self.rd.persisted_messages);
+        self.rd.messages.extend(waited);
+        if !messages.is_empty() {
+            if self.buf.capacity() == 0 {
+                if let Some(spare) = self.track.spare_buf.lock().as_mut() {
+                    self.buf = std::mem::take(&mut **spare);
+                    self.buf.clear();
+                }
+            }
+            self.buf
+                .reserve(messages.iter().map(|m| m.encoded_len()).sum());
+            encode_all(&messages, &mut self.buf, &mut self.spans);
+            self.rd.messages.extend(messages);
+        }
+        if self.rd.committed_entries.is_empty() {
+            self.rd.committed_entries = committed;
+        } else {
+            self.rd.committed_entries.extend(committed);
+        }
+        self.applying = applying;
+        self.light = Some(commit);
+    }
+
     pub(crate) fn is_stale(&self) -> bool {
         self.stale.load(Ordering::Acquire)
     }

@@ -562,3 +562,255 @@ fn advancing_a_ready_whose_entry_a_later_ready_replaced_is_accepted() {
         raftlet_ready_free(r2);
     }
 }
+
+/// raftlet_node_ready_persisted on `n`: the ready (NULL when none was
+/// waiting), its flat view, the write's outcome and has_ready after it.
+fn take_persisted(
+    n: &Node,
+) -> (
+    *mut raftlet_ready,
+    Option<raftlet_ready_flat>,
+    raftlet_result,
+    bool,
+) {
+    let mut rd = ptr::null_mut();
+    let mut flat = ptr::null();
+    let mut persist = RAFTLET_PANIC;
+    let mut has = true;
+    assert_eq!(
+        unsafe {
+            raftlet_node_ready_persisted(
+                n.node,
+                n.storage,
+                true,
+                &mut rd,
+                &mut flat,
+                &mut persist,
+                &mut has,
+            )
+        },
+        RAFTLET_OK
+    );
+    assert_eq!(rd.is_null(), flat.is_null());
+    (
+        rd,
+        (!flat.is_null()).then(|| unsafe { *flat }),
+        persist,
+        has,
+    )
+}
+
+fn committed_of(f: &raftlet_ready_flat) -> Vec<(u64, Vec<u8>)> {
+    if f.committed_entry_count == 0 {
+        return Vec::new();
+    }
+    unsafe { std::slice::from_raw_parts(f.committed_entries, f.committed_entry_count) }
+        .iter()
+        .map(|e| (e.index, unsafe { bytes_of(e.data) }.to_vec()))
+        .collect()
+}
+
+fn status(n: &Node) -> raftlet_basic_status {
+    let mut st = raftlet_basic_status {
+        id: 0,
+        term: 0,
+        vote: 0,
+        commit: 0,
+        lead: 0,
+        role: 0,
+        applied: 0,
+        lead_transferee: 0,
+    };
+    assert_eq!(
+        unsafe { raftlet_node_basic_status(n.node, &mut st) },
+        RAFTLET_OK
+    );
+    st
+}
+
+fn stored_commit(n: &Node) -> u64 {
+    use raftlet_core::Storage;
+    unsafe { &*n.storage }
+        .inner
+        .initial_state()
+        .expect("the storage reads")
+        .hard_state
+        .commit
+}
+
+/// Runs `n`'s Ready loop through raftlet_node_ready_persisted until idle.
+fn drain_persisted(n: &Node) {
+    loop {
+        let (rd, _, persist, _) = take_persisted(n);
+        if rd.is_null() {
+            return;
+        }
+        assert_eq!(persist, RAFTLET_OK);
+        unsafe {
+            assert_eq!(raftlet_node_advance(n.node, rd), RAFTLET_OK);
+            raftlet_ready_free(rd);
+        }
+    }
+}
+
+/// A single voter's proposal takes one ready through
+/// raftlet_node_ready_persisted: the write is acknowledged in the call, so
+/// the ready that carries the entry also hands it out committed, with the
+/// new commit index in the storage; advancing it reports it applied and
+/// leaves nothing to do.
+#[test]
+fn ready_persisted_hands_out_what_its_write_committed() {
+    let n = Node::new(1, &[1]);
+    drain_persisted(&n);
+    assert_eq!(unsafe { raftlet_node_campaign(n.node) }, RAFTLET_OK);
+    drain_persisted(&n);
+    assert_eq!(status(&n).role, 2, "the single voter leads");
+    for i in 0..3u8 {
+        let data = [b'p', i];
+        assert_eq!(
+            unsafe { raftlet_node_propose(n.node, data.as_ptr(), data.len()) },
+            RAFTLET_OK
+        );
+        let (rd, flat, persist, has) = take_persisted(&n);
+        let f = flat.expect("the proposal leaves a ready");
+        assert_eq!(persist, RAFTLET_OK);
+        assert_eq!(f.entry_count, 1, "the entry to write");
+        let committed = committed_of(&f);
+        assert_eq!(committed.last().map(|c| &c.1[..]), Some(&data[..]));
+        let index = committed.last().unwrap().0;
+        assert_eq!(status(&n).commit, index);
+        assert_eq!(stored_commit(&n), index, "the new commit index is written");
+        assert!(!has, "nothing is left for a second ready");
+        unsafe {
+            assert_eq!(raftlet_node_advance(n.node, rd), RAFTLET_OK);
+            raftlet_ready_free(rd);
+        }
+        assert_eq!(status(&n).applied, index);
+        assert!(take_persisted(&n).0.is_null());
+    }
+}
+
+/// A ready taken while an earlier one waits to be advanced is written but
+/// not acknowledged: acknowledging it would cover the earlier one, whose
+/// own advance would then be refused. Both advance in order as usual.
+#[test]
+fn ready_persisted_leaves_a_ready_behind_an_unadvanced_one_unacknowledged() {
+    let n = Node::new(1, &[1]);
+    drain_persisted(&n);
+    assert_eq!(unsafe { raftlet_node_campaign(n.node) }, RAFTLET_OK);
+    drain_persisted(&n);
+    let data = *b"a";
+    unsafe {
+        assert_eq!(raftlet_node_propose(n.node, data.as_ptr(), 1), RAFTLET_OK);
+    }
+    let r1 = n.ready();
+    unsafe {
+        assert_eq!(raftlet_storage_append_ready(n.storage, r1), RAFTLET_OK);
+        assert_eq!(raftlet_node_propose(n.node, b"b".as_ptr(), 1), RAFTLET_OK);
+    }
+    let (r2, flat, persist, _) = take_persisted(&n);
+    let f = flat.expect("the second proposal leaves a ready");
+    assert_eq!((persist, f.entry_count), (RAFTLET_OK, 1));
+    assert!(
+        committed_of(&f).is_empty(),
+        "nothing acknowledged, nothing committed"
+    );
+    unsafe {
+        assert_eq!(raftlet_node_advance(n.node, r1), RAFTLET_OK);
+        assert_eq!(raftlet_node_advance(n.node, r2), RAFTLET_OK);
+        raftlet_ready_free(r1);
+        raftlet_ready_free(r2);
+    }
+    // The acknowledgement by the advances committed both entries.
+    let (r3, flat, _, _) = take_persisted(&n);
+    let got: Vec<Vec<u8>> = committed_of(&flat.expect("the commit ready"))
+        .into_iter()
+        .map(|c| c.1)
+        .collect();
+    assert_eq!(got, vec![b"a".to_vec(), b"b".to_vec()]);
+    unsafe {
+        assert_eq!(raftlet_node_advance(n.node, r3), RAFTLET_OK);
+        raftlet_ready_free(r3);
+    }
+}
+
+/// A follower's append: the response waits for the write, which the call
+/// made and acknowledged, so every message of the ready may leave at once
+/// (`persisted_message_start` is the count), and the entries the leader's
+/// commit covers are handed out in the same ready.
+#[test]
+fn ready_persisted_lets_a_followers_append_response_leave_at_once() {
+    let n = Node::new(2, &[1, 2, 3]);
+    drain_persisted(&n);
+    let (_, last) = bounds(n.storage);
+    let ents: Vec<Entry> = (1..=2)
+        .map(|k| Entry {
+            index: last + k,
+            term: 2,
+            data: Some(vec![k as u8].into()),
+            ..Entry::default()
+        })
+        .collect();
+    let app = Message {
+        msg_type: raftlet_core::pb::MessageType::MsgApp,
+        from: 1,
+        to: 2,
+        term: 2,
+        index: last,
+        log_term: 1,
+        commit: last + 2,
+        entries: ents,
+        ..Message::default()
+    }
+    .encode_to_vec();
+    unsafe {
+        assert_eq!(
+            raftlet_node_step(n.node, app.as_ptr(), app.len()),
+            RAFTLET_OK
+        );
+    }
+    let (rd, flat, persist, _) = take_persisted(&n);
+    let f = flat.expect("the append leaves a ready");
+    assert_eq!(persist, RAFTLET_OK);
+    assert_eq!(f.entry_count, 2);
+    assert!(f.message_count >= 1);
+    assert_eq!(f.persisted_message_start, f.message_count, "nothing waits");
+    let msgs = unsafe { std::slice::from_raw_parts(f.messages, f.message_count) };
+    let resp = msgs
+        .iter()
+        .map(|m| Message::decode(unsafe { bytes_of(m.data) }).expect("decodes"))
+        .find(|m| m.msg_type == raftlet_core::pb::MessageType::MsgAppResp)
+        .expect("the append response");
+    assert_eq!((resp.to, resp.index, resp.reject), (1, last + 2, false));
+    let committed: Vec<u64> = committed_of(&f).into_iter().map(|c| c.0).collect();
+    assert_eq!(committed.last(), Some(&(last + 2)));
+    assert_eq!(stored_commit(&n), last + 2);
+    unsafe {
+        assert_eq!(raftlet_node_advance(n.node, rd), RAFTLET_OK);
+        raftlet_ready_free(rd);
+    }
+    assert_eq!(status(&n).applied, last + 2);
+}
+
+/// A NULL storage is refused: the call exists to write the ready.
+#[test]
+fn ready_persisted_refuses_a_null_storage() {
+    let n = Node::new(1, &[1]);
+    let (mut rd, mut flat, mut persist, mut has) =
+        (ptr::null_mut(), ptr::null(), RAFTLET_OK, false);
+    assert_eq!(
+        unsafe {
+            raftlet_node_ready_persisted(
+                n.node,
+                ptr::null_mut(),
+                false,
+                &mut rd,
+                &mut flat,
+                &mut persist,
+                &mut has,
+            )
+        },
+        RAFTLET_ERR_NULL_ARG
+    );
+    assert!(rd.is_null());
+}

@@ -3234,6 +3234,73 @@ static void test_advance_light(void) {
     raftlet_config_free(cfg);
 }
 
+/* raftlet_node_ready_persisted: the ready is written and its write
+ * acknowledged in the call, so a single voter's proposal comes back
+ * committed in the ready that carries it, the commit index in the storage;
+ * advancing it reports the entry applied; a restart that claims it applied
+ * is accepted. A NULL storage is refused. */
+static void test_ready_persisted(void) {
+    raftlet_config *cfg = NULL;
+    raftlet_storage *st = NULL;
+    raftlet_node *node = NULL;
+    EXPECT_OK(raftlet_config_new(1, &cfg));
+    EXPECT_OK(raftlet_storage_new_memory(&st));
+    const uint64_t voters[] = {1};
+    EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 1, NULL, 0));
+    EXPECT_OK(raftlet_node_new(cfg, st, &node));
+
+    raftlet_ready *rd = SENTINEL(raftlet_ready);
+    const raftlet_ready_flat *fl = SENTINEL(const raftlet_ready_flat);
+    raftlet_result w = RAFTLET_PANIC;
+    bool has = true;
+    EXPECT_RC(raftlet_node_ready_persisted(node, NULL, true, &rd, &fl, &w, &has), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_ready_persisted(node, st, true, NULL, &fl, &w, &has), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_node_ready_persisted(NULL, st, true, &rd, &fl, &w, &has), RAFTLET_ERR_NULL_ARG);
+    EXPECT_OK(raftlet_node_campaign(node));
+    for (int i = 0; i < 10; i++) {
+        EXPECT_OK(raftlet_node_ready_persisted(node, st, true, &rd, &fl, &w, &has));
+        if (rd == NULL) {
+            break;
+        }
+        CHECK(w == RAFTLET_OK);
+        EXPECT_OK(raftlet_node_advance(node, rd));
+        raftlet_ready_free(rd);
+    }
+    CHECK(rd == NULL && fl == NULL && !has);
+    EXPECT_OK(raftlet_node_propose(node, B("fused"), 5));
+    EXPECT_OK(raftlet_node_ready_persisted(node, st, true, &rd, &fl, &w, &has));
+    CHECK(rd != NULL && fl != NULL && w == RAFTLET_OK && !has);
+    uint64_t index = 0;
+    if (rd != NULL && fl != NULL) {
+        /* The entry to write and the same entry committed. */
+        CHECK(fl->entry_count == 1 && fl->committed_entry_count == 1);
+        CHECK(fl->persisted_message_start == fl->message_count);
+        if (fl->committed_entry_count == 1) {
+            CHECK_BYTES(fl->committed_entries[0].data, "fused");
+            index = fl->committed_entries[0].index;
+        }
+        raftlet_basic_status bs;
+        EXPECT_OK(raftlet_node_basic_status(node, &bs));
+        CHECK(index > 0 && bs.commit == index && bs.applied < index);
+        EXPECT_OK(raftlet_node_advance(node, rd));
+        EXPECT_RC(raftlet_node_advance(node, rd), RAFTLET_ERR_READY_STALE);
+        EXPECT_OK(raftlet_node_basic_status(node, &bs));
+        CHECK(bs.applied == index);
+        raftlet_ready_free(rd);
+    }
+    EXPECT_OK(raftlet_node_has_ready(node, &has));
+    CHECK(!has);
+    raftlet_node_free(node);
+
+    /* The commit index reached the storage. */
+    raftlet_node *again = NULL;
+    EXPECT_OK(raftlet_config_set_applied(cfg, index));
+    EXPECT_OK(raftlet_node_new(cfg, st, &again));
+    raftlet_node_free(again);
+    raftlet_storage_free(st);
+    raftlet_config_free(cfg);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Quiescence: idle groups sleep, proposals wake them, and followers told   */
 /* that the leader's node is silent elect a new leader                      */
@@ -3434,6 +3501,7 @@ int main(void) {
     RUN(test_frames);
     RUN(test_ready_flat_call);
     RUN(test_advance_light);
+    RUN(test_ready_persisted);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }
