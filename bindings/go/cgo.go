@@ -1234,9 +1234,6 @@ func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle
 	return h, has, known, nil, persistErr, err
 }
 
-// cNodeStepBatchReady steps msgs as cNodeStepBatch (stepErr its outcome)
-// and, when that left a ready, takes it as cNodeAdvanceReadyFlat does,
-// in one crossing.
 // cNodeProposeReady proposes data and takes the Ready it leaves (persisted
 // into s when s is not nil) in one crossing.
 func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
@@ -1248,6 +1245,9 @@ func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *rea
 	return h, has, known, proposeErr, persistErr, err
 }
 
+// cNodeStepBatchReady steps msgs as cNodeStepBatch (stepErr its outcome)
+// and, when that left a ready, takes it as cNodeAdvanceReadyFlat does,
+// in one crossing.
 func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	stepErr, persistErr, err error) {
 	var r C.go_then_ready_res
