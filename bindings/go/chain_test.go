@@ -317,16 +317,7 @@ func TestStepBatchReady(t *testing.T) {
 // reached the storage (a restart claiming the entry applied is accepted);
 // advancing the light Ready reports it applied and leaves nothing.
 func TestAdvanceViewNextHandsOutALightReady(t *testing.T) {
-	c := newTestCluster(t, 1)
-	n := c.nodes[1]
-	c.settleChained()
-	if err := n.rn.Campaign(); err != nil {
-		t.Fatal(err)
-	}
-	c.settleChained()
-	if c.leader() != 1 {
-		t.Fatal("node 1 did not win")
-	}
+	n := leadAlone(t)
 	for i := 0; i < 3; i++ {
 		data := []byte(fmt.Sprintf("light-%d", i))
 		if err := n.rn.Propose(data); err != nil {
@@ -359,24 +350,7 @@ func TestAdvanceViewNextHandsOutALightReady(t *testing.T) {
 		if _, ok, _ := light.HardState(); ok {
 			t.Fatal("a light Ready has no hard state to persist")
 		}
-		index := committed[0].Index
-		cfg := testConfig(1, n.storage)
-		cfg.Applied = index
-		again, err := NewRawNode(cfg)
-		if err != nil {
-			t.Fatalf("restart with applied %d: %v", index, err)
-		}
-		_ = again.Close()
-		next, err := n.rn.AdvanceViewNext(light, n.storage)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if next.Valid() || n.rn.HasReady() {
-			t.Fatal("work left after the light Ready")
-		}
-		if st := n.rn.BasicStatus(); st.Applied != index || st.Commit != index {
-			t.Fatalf("applied %d, commit %d; want %d", st.Applied, st.Commit, index)
-		}
+		checkAppliedLast(t, n, light, committed[0].Index)
 	}
 }
 
@@ -387,16 +361,7 @@ func TestAdvanceViewNextHandsOutALightReady(t *testing.T) {
 // and the same in one crossing; a refused proposal is reported and takes
 // nothing.
 func TestReadyViewPersistedHandsOutWhatItsWriteCommitted(t *testing.T) {
-	c := newTestCluster(t, 1)
-	n := c.nodes[1]
-	c.settleChained()
-	if err := n.rn.Campaign(); err != nil {
-		t.Fatal(err)
-	}
-	c.settleChained()
-	if c.leader() != 1 {
-		t.Fatal("node 1 did not win")
-	}
+	n := leadAlone(t)
 	for i := 0; i < 4; i++ {
 		data := []byte(fmt.Sprintf("fused-%d", i))
 		var v ReadyView
@@ -425,24 +390,7 @@ func TestReadyViewPersistedHandsOutWhatItsWriteCommitted(t *testing.T) {
 		if start, _ := v.PersistedStart(); start != len(msgs) {
 			t.Fatalf("%d of %d messages still wait for the write", len(msgs)-start, len(msgs))
 		}
-		index := committed[0].Index
-		cfg := testConfig(1, n.storage)
-		cfg.Applied = index
-		again, err := NewRawNode(cfg)
-		if err != nil {
-			t.Fatalf("restart with applied %d: %v", index, err)
-		}
-		_ = again.Close()
-		next, err := n.rn.AdvanceViewNext(v, n.storage)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if next.Valid() || n.rn.HasReady() {
-			t.Fatal("work left after the view")
-		}
-		if st := n.rn.BasicStatus(); st.Applied != index || st.Commit != index {
-			t.Fatalf("applied %d, commit %d; want %d", st.Applied, st.Commit, index)
-		}
+		checkAppliedLast(t, n, v, committed[0].Index)
 	}
 	// With no leader the proposal is dropped: reported, nothing appended.
 	fc := newTestCluster(t, 1, 2, 3)
@@ -470,5 +418,45 @@ func TestReadyViewPersistedHandsOutWhatItsWriteCommitted(t *testing.T) {
 	f.rn.Close()
 	if _, perr, err := f.rn.ProposeReady([]byte("x"), f.storage); !errors.Is(perr, ErrClosed) || !errors.Is(err, ErrClosed) {
 		t.Fatalf("closed node: %v, %v", perr, err)
+	}
+}
+
+// leadAlone is a single voter that won its election, its Readies handled.
+func leadAlone(t *testing.T) *testNode {
+	t.Helper()
+	c := newTestCluster(t, 1)
+	n := c.nodes[1]
+	c.settleChained()
+	if err := n.rn.Campaign(); err != nil {
+		t.Fatal(err)
+	}
+	c.settleChained()
+	if c.leader() != 1 {
+		t.Fatal("node 1 did not win")
+	}
+	return n
+}
+
+// checkAppliedLast: the storage holds index as committed (a restart
+// claiming it applied is accepted), and advancing v, which handed index
+// out last, reports it applied and leaves nothing to do.
+func checkAppliedLast(t *testing.T, n *testNode, v ReadyView, index uint64) {
+	t.Helper()
+	cfg := testConfig(1, n.storage)
+	cfg.Applied = index
+	again, err := NewRawNode(cfg)
+	if err != nil {
+		t.Fatalf("restart with applied %d: %v", index, err)
+	}
+	_ = again.Close()
+	next, err := n.rn.AdvanceViewNext(v, n.storage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Valid() || n.rn.HasReady() {
+		t.Fatal("work left after the view")
+	}
+	if st := n.rn.BasicStatus(); st.Applied != index || st.Commit != index {
+		t.Fatalf("applied %d, commit %d; want %d", st.Applied, st.Commit, index)
 	}
 }

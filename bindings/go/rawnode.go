@@ -666,28 +666,9 @@ func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyVie
 // is the failure to take it (next not Valid) or to write it (next Valid,
 // as for ReadyViewPersisted).
 func (rn *RawNode) StepBatchReady(msgs [][]byte, s *MemoryStorage) (next ReadyView, stepErr, err error) {
-	p, err := rn.ptr()
-	if err != nil {
-		return ReadyView{}, err, err
-	}
-	var sp cStorage
-	if s != nil {
-		if sp, err = s.ptr(); err != nil {
-			return ReadyView{}, err, err
-		}
-	}
-	h, has, known, stepErr, persistErr, err := cNodeStepBatchReady(p, &rn.scratch().b, msgs, sp, rn.h)
-	runtime.KeepAlive(rn)
-	runtime.KeepAlive(s)
-	if err != nil {
-		return ReadyView{}, stepErr, err
-	}
-	rn.setHR(has, known)
-	if h == nil {
-		return ReadyView{}, stepErr, nil
-	}
-	rn.h.pending = append(rn.h.pending, h)
-	return ReadyView{h: h, gen: h.gen, rn: rn}, stepErr, persistErr
+	return rn.thenReady(s, func(p cNode, sp cStorage) (*readyHandle, bool, bool, error, error, error) {
+		return cNodeStepBatchReady(p, &rn.scratch().b, msgs, sp, rn.h)
+	})
 }
 
 // ProposeReady is Propose(data) followed, when the node then has a Ready,
@@ -699,6 +680,19 @@ func (rn *RawNode) StepBatchReady(msgs [][]byte, s *MemoryStorage) (next ReadyVi
 // Valid when no Ready was waiting; err is the failure to take it (next
 // not Valid) or to write it (next Valid, as for ReadyViewPersisted).
 func (rn *RawNode) ProposeReady(data []byte, s *MemoryStorage) (next ReadyView, proposeErr, err error) {
+	return rn.thenReady(s, func(p cNode, sp cStorage) (*readyHandle, bool, bool, error, error, error) {
+		return cNodeProposeReady(p, data, sp, rn.h)
+	})
+}
+
+// thenReady runs call, one crossing that changes the node and then takes
+// the Ready it left (persisted into s when s is not nil), and hands the
+// Ready out as a view: the body of StepBatchReady and ProposeReady.
+// firstErr is the outcome of the change; err that of taking or writing
+// the Ready, as those methods report them.
+func (rn *RawNode) thenReady(s *MemoryStorage,
+	call func(p cNode, sp cStorage) (h *readyHandle, has, known bool, firstErr, persistErr, err error),
+) (next ReadyView, firstErr, err error) {
 	p, err := rn.ptr()
 	if err != nil {
 		return ReadyView{}, err, err
@@ -709,18 +703,18 @@ func (rn *RawNode) ProposeReady(data []byte, s *MemoryStorage) (next ReadyView, 
 			return ReadyView{}, err, err
 		}
 	}
-	h, has, known, proposeErr, persistErr, err := cNodeProposeReady(p, data, sp, rn.h)
+	h, has, known, firstErr, persistErr, err := call(p, sp)
 	runtime.KeepAlive(rn)
 	runtime.KeepAlive(s)
 	if err != nil {
-		return ReadyView{}, proposeErr, err
+		return ReadyView{}, firstErr, err
 	}
 	rn.setHR(has, known)
 	if h == nil {
-		return ReadyView{}, proposeErr, nil
+		return ReadyView{}, firstErr, nil
 	}
 	rn.h.pending = append(rn.h.pending, h)
-	return ReadyView{h: h, gen: h.gen, rn: rn}, proposeErr, persistErr
+	return ReadyView{h: h, gen: h.gen, rn: rn}, firstErr, persistErr
 }
 
 // ReadIndex requests a linearizable read; the answer comes as a ReadState

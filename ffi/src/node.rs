@@ -514,24 +514,21 @@ pub unsafe extern "C" fn raftlet_node_ready_flat(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(ready_out, flat_out, persist_out, has_ready_out);
-        // SAFETY: non-null output pointers.
-        unsafe {
-            *ready_out = std::ptr::null_mut();
-            *flat_out = std::ptr::null();
-            *persist_out = RAFTLET_OK;
-            *has_ready_out = false;
-        }
-        let mut taken: *mut raftlet_ready = std::ptr::null_mut();
-        let rc = with_state(node, |st, track| {
-            if only_if_ready && !st.rn.has_ready() {
-                return RAFTLET_OK;
-            }
-            taken = Box::into_raw(Box::new(take_ready(st, track)));
-            RAFTLET_OK
-        });
-        if rc != RAFTLET_OK || taken.is_null() {
-            return rc;
-        }
+        // SAFETY: output pointers checked non-null above.
+        let taken = match unsafe {
+            take_to_hand_out(
+                node,
+                only_if_ready,
+                ready_out,
+                flat_out,
+                persist_out,
+                has_ready_out,
+            )
+        } {
+            Ok(Some(taken)) => taken,
+            Ok(None) => return RAFTLET_OK,
+            Err(rc) => return rc,
+        };
         // SAFETY: the ready just created; the output pointers checked
         // non-null above.
         unsafe {
@@ -587,24 +584,21 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(storage, ready_out, flat_out, persist_out, has_ready_out);
-        // SAFETY: non-null output pointers.
-        unsafe {
-            *ready_out = std::ptr::null_mut();
-            *flat_out = std::ptr::null();
-            *persist_out = RAFTLET_OK;
-            *has_ready_out = false;
-        }
-        let mut taken: *mut raftlet_ready = std::ptr::null_mut();
-        let rc = with_state(node, |st, track| {
-            if only_if_ready && !st.rn.has_ready() {
-                return RAFTLET_OK;
-            }
-            taken = Box::into_raw(Box::new(take_ready(st, track)));
-            RAFTLET_OK
-        });
-        if rc != RAFTLET_OK || taken.is_null() {
-            return rc;
-        }
+        // SAFETY: output pointers checked non-null above.
+        let taken = match unsafe {
+            take_to_hand_out(
+                node,
+                only_if_ready,
+                ready_out,
+                flat_out,
+                persist_out,
+                has_ready_out,
+            )
+        } {
+            Ok(Some(taken)) => taken,
+            Ok(None) => return RAFTLET_OK,
+            Err(rc) => return rc,
+        };
         // SAFETY: the ready just created, not handed out yet: this call
         // alone reaches it until it is put in `*ready_out`.
         let r = unsafe { &mut *taken };
@@ -650,6 +644,43 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
         read_has_ready(node, has_ready_out);
         RAFTLET_OK
     })
+}
+
+/// The start of the calls that take a ready and hand it out: the outputs
+/// cleared (NULL, RAFTLET_OK, false), then the node's next ready taken,
+/// or none (`Ok(None)`) when `only_if_ready` and the node has nothing;
+/// `Err` is the node's failure (nothing taken). The ready returned is
+/// just created, owned by the caller until it is handed out.
+///
+/// # Safety
+/// The output pointers are non-null and writable.
+unsafe fn take_to_hand_out(
+    node: *const raftlet_node,
+    only_if_ready: bool,
+    ready_out: *mut *mut raftlet_ready,
+    flat_out: *mut *const crate::ready::raftlet_ready_flat,
+    persist_out: *mut raftlet_result,
+    has_ready_out: *mut bool,
+) -> Result<Option<*mut raftlet_ready>, raftlet_result> {
+    // SAFETY: non-null output pointers (the caller's promise).
+    unsafe {
+        *ready_out = std::ptr::null_mut();
+        *flat_out = std::ptr::null();
+        *persist_out = RAFTLET_OK;
+        *has_ready_out = false;
+    }
+    let mut taken: *mut raftlet_ready = std::ptr::null_mut();
+    let rc = with_state(node, |st, track| {
+        if only_if_ready && !st.rn.has_ready() {
+            return RAFTLET_OK;
+        }
+        taken = Box::into_raw(Box::new(take_ready(st, track)));
+        RAFTLET_OK
+    });
+    if rc != RAFTLET_OK {
+        return Err(rc);
+    }
+    Ok((!taken.is_null()).then_some(taken))
 }
 
 /// Hands `taken` (a ready just created, non-null) out with its flat view,

@@ -3163,6 +3163,26 @@ static void test_ready_flat_call(void) {
     raftlet_config_free(cfg);
 }
 
+/* Node 1, the single voter of a fresh memory storage. */
+static void new_single_voter(raftlet_config **cfg, raftlet_storage **st, raftlet_node **node) {
+    EXPECT_OK(raftlet_config_new(1, cfg));
+    EXPECT_OK(raftlet_storage_new_memory(st));
+    const uint64_t voters[] = {1};
+    EXPECT_OK(raftlet_storage_set_conf_state(*st, voters, 1, NULL, 0));
+    EXPECT_OK(raftlet_node_new(*cfg, *st, node));
+}
+
+/* A restart on st claiming `index` applied is accepted (the storage holds
+ * it committed); frees st and cfg. */
+static void restart_applied(raftlet_config *cfg, raftlet_storage *st, uint64_t index) {
+    raftlet_node *again = NULL;
+    EXPECT_OK(raftlet_config_set_applied(cfg, index));
+    EXPECT_OK(raftlet_node_new(cfg, st, &again));
+    raftlet_node_free(again);
+    raftlet_storage_free(st);
+    raftlet_config_free(cfg);
+}
+
 /* raftlet_node_advance_light: a single voter's proposal in one Ready cycle.
  * Advancing the ready of its entry hands the entry back at once, committed,
  * in a light ready whose commit index is written to the storage; advancing
@@ -3172,11 +3192,7 @@ static void test_advance_light(void) {
     raftlet_config *cfg = NULL;
     raftlet_storage *st = NULL;
     raftlet_node *node = NULL;
-    EXPECT_OK(raftlet_config_new(1, &cfg));
-    EXPECT_OK(raftlet_storage_new_memory(&st));
-    const uint64_t voters[] = {1};
-    EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 1, NULL, 0));
-    EXPECT_OK(raftlet_node_new(cfg, st, &node));
+    new_single_voter(&cfg, &st, &node);
 
     raftlet_ready *rd = NULL, *light = SENTINEL(raftlet_ready);
     const raftlet_ready_flat *fl = NULL, *lfl = SENTINEL(const raftlet_ready_flat);
@@ -3226,12 +3242,7 @@ static void test_advance_light(void) {
 
     /* The commit index reached the storage: a restart that claims the
      * entry applied is accepted. */
-    raftlet_node *again = NULL;
-    EXPECT_OK(raftlet_config_set_applied(cfg, index));
-    EXPECT_OK(raftlet_node_new(cfg, st, &again));
-    raftlet_node_free(again);
-    raftlet_storage_free(st);
-    raftlet_config_free(cfg);
+    restart_applied(cfg, st, index);
 }
 
 /* raftlet_node_ready_persisted: the ready is written and its write
@@ -3243,11 +3254,7 @@ static void test_ready_persisted(void) {
     raftlet_config *cfg = NULL;
     raftlet_storage *st = NULL;
     raftlet_node *node = NULL;
-    EXPECT_OK(raftlet_config_new(1, &cfg));
-    EXPECT_OK(raftlet_storage_new_memory(&st));
-    const uint64_t voters[] = {1};
-    EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 1, NULL, 0));
-    EXPECT_OK(raftlet_node_new(cfg, st, &node));
+    new_single_voter(&cfg, &st, &node);
 
     raftlet_ready *rd = SENTINEL(raftlet_ready);
     const raftlet_ready_flat *fl = SENTINEL(const raftlet_ready_flat);
@@ -3293,12 +3300,7 @@ static void test_ready_persisted(void) {
     raftlet_node_free(node);
 
     /* The commit index reached the storage. */
-    raftlet_node *again = NULL;
-    EXPECT_OK(raftlet_config_set_applied(cfg, index));
-    EXPECT_OK(raftlet_node_new(cfg, st, &again));
-    raftlet_node_free(again);
-    raftlet_storage_free(st);
-    raftlet_config_free(cfg);
+    restart_applied(cfg, st, index);
 }
 
 /* ------------------------------------------------------------------------ */
