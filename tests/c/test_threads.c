@@ -371,10 +371,20 @@ static void *careless_loop(void *arg) {
         int len = snprintf(d, sizeof d, "t%d-%d", l->id, i);
         raftlet_result rc = raftlet_node_propose(l->node, (const uint8_t *)d, (size_t)len);
         raftlet_ready *rd = NULL;
-        raftlet_result rr = raftlet_node_ready(l->node, &rd);
-        raftlet_result ra = RAFTLET_OK, rv = RAFTLET_OK;
+        raftlet_result rr, ra = RAFTLET_OK, rv = RAFTLET_OK;
+        if (i % 3 == 2) {
+            /* Taken and written by the library, its write acknowledged in
+             * the same call while the other thread runs its own cycles. */
+            const raftlet_ready_flat *fl = NULL;
+            bool has = false;
+            rr = raftlet_node_ready_persisted(l->node, l->storage, false, &rd, &fl, &ra, &has);
+        } else {
+            rr = raftlet_node_ready(l->node, &rd);
+            if (rr == RAFTLET_OK) {
+                ra = raftlet_storage_append_ready(l->storage, rd);
+            }
+        }
         if (rr == RAFTLET_OK) {
-            ra = raftlet_storage_append_ready(l->storage, rd);
             /* Thread 1 advances whatever happened; thread 0 only what it persisted. */
             if (ra == RAFTLET_OK || l->id == 1) {
                 rv = (i % 2) ? raftlet_node_advance(l->node, rd)
