@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use raftlet_core::pb::{ConfChange, ConfChangeI, ConfChangeV2, ConfState, Decode, Encode, Message};
+use raftlet_core::pb::{
+    ConfChange, ConfChangeI, ConfChangeV2, ConfState, Decode, Encode, Entry, Message,
+};
 use raftlet_core::{RawNode, Ready, SnapshotStatus, StateRole};
 
 use crate::any_storage::AnyStorage;
@@ -620,14 +622,9 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
                 if track.advanced.load(Ordering::Relaxed) + 1 != number {
                     return RAFTLET_OK;
                 }
-                let mut lr = st.rn.on_persist_ready_light(number);
-                track.advanced.store(number, Ordering::Release);
-                commit = lr.commit_index();
-                let committed = lr.take_committed_entries();
-                if let Some(last) = committed.last() {
-                    st.applying = st.applying.max(last.index);
-                }
-                r.absorb_light(committed, lr.take_messages(), commit, st.applying);
+                let (committed, messages, c) = acknowledge_light(st, track, number);
+                commit = c;
+                r.absorb_light(committed, messages, commit, st.applying);
                 RAFTLET_OK
             });
             if let Some(c) = commit {
@@ -740,6 +737,25 @@ fn take_ready(st: &mut NodeState, track: &Arc<NodeTrack>) -> raftlet_ready {
     raftlet_ready::new(rd, Arc::clone(track), st.applying, st.written)
 }
 
+/// Reports ready `number` of the locked node durable and takes what that
+/// made available at once: the entries it committed (counted in
+/// `st.applying`, as handed out), the messages it lets leave and the new
+/// commit index to persist, if any. The caller checked that `number` may
+/// be acknowledged.
+fn acknowledge_light(
+    st: &mut NodeState,
+    track: &NodeTrack,
+    number: u64,
+) -> (Vec<Entry>, Vec<Message>, Option<u64>) {
+    let mut lr = st.rn.on_persist_ready_light(number);
+    track.advanced.store(number, Ordering::Release);
+    let committed = lr.take_committed_entries();
+    if let Some(last) = committed.last() {
+        st.applying = st.applying.max(last.index);
+    }
+    (committed, lr.take_messages(), lr.commit_index())
+}
+
 /// Acknowledges `ready` as durable on `node` (and, with `apply`, its
 /// committed entries and those of earlier readies as applied). The checks
 /// and the acknowledgement happen under the node lock, so of two threads
@@ -821,28 +837,24 @@ fn advance_ready_light(
                 format!("ready {number} was already advanced"),
             );
         }
-        let lr = match light {
-            Some(_) => Some(st.rn.on_persist_ready_light(number)),
+        let made = match light {
+            Some(_) => Some(acknowledge_light(st, track, number)),
             None => {
                 st.rn.on_persist_ready(number);
+                track.advanced.store(number, Ordering::Release);
                 None
             }
         };
-        track.advanced.store(number, Ordering::Release);
         if apply {
             // Only what this ready and the earlier ones handed out: a later
             // ready, taken already, may still be being applied.
             st.rn.advance_apply_to(r.applying);
         }
-        if let (Some(out), Some(mut lr)) = (light, lr) {
-            if !lr.is_empty() {
-                let commit = lr.commit_index();
+        if let (Some(out), Some((committed, messages, commit))) = (light, made) {
+            if !committed.is_empty() || !messages.is_empty() || commit.is_some() {
                 let mut rd = Ready::default();
-                rd.committed_entries = lr.take_committed_entries();
-                rd.messages = lr.take_messages();
-                if let Some(last) = rd.committed_entries.last() {
-                    st.applying = st.applying.max(last.index);
-                }
+                rd.committed_entries = committed;
+                rd.messages = messages;
                 let light = raftlet_ready::new_light(
                     rd,
                     Arc::clone(track),

@@ -228,6 +228,19 @@ fn encode_all(msgs: &[Message], buf: &mut Vec<u8>, spans: &mut Vec<(usize, usize
     }
 }
 
+/// The message-encoding buffer the node's last freed ready left (see
+/// `Drop`), emptied, or a new empty one.
+fn take_spare_buf(track: &NodeTrack) -> Vec<u8> {
+    let mut buf = track
+        .spare_buf
+        .lock()
+        .as_mut()
+        .map(|b| std::mem::take(&mut **b))
+        .unwrap_or_default();
+    buf.clear();
+    buf
+}
+
 impl raftlet_ready {
     pub(crate) fn new(
         rd: Ready,
@@ -242,16 +255,10 @@ impl raftlet_ready {
             .map(|m| m.encoded_len())
             .sum();
         let mut buf = if total > 0 {
-            track
-                .spare_buf
-                .lock()
-                .as_mut()
-                .map(|b| std::mem::take(&mut **b))
-                .unwrap_or_default()
+            take_spare_buf(&track)
         } else {
             Vec::new()
         };
-        buf.clear();
         buf.reserve(total);
         let mut spans = Vec::with_capacity(rd.messages.len() + rd.persisted_messages.len());
         encode_all(&rd.messages, &mut buf, &mut spans);
@@ -313,10 +320,7 @@ impl raftlet_ready {
         self.rd.messages.extend(waited);
         if !messages.is_empty() {
             if self.buf.capacity() == 0 {
-                if let Some(spare) = self.track.spare_buf.lock().as_mut() {
-                    self.buf = std::mem::take(&mut **spare);
-                    self.buf.clear();
-                }
+                self.buf = take_spare_buf(&self.track);
             }
             self.buf
                 .reserve(messages.iter().map(|m| m.encoded_len()).sum());
