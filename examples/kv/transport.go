@@ -304,6 +304,9 @@ func (t *transport) run(p *peer) {
 	defer t.wg.Done()
 	var c net.Conn
 	var w *bufio.Writer
+	// closed is closed once the peer has closed c (the peer never writes
+	// on it, so a read returns only then).
+	var closed chan struct{}
 	backoff := backoffMin
 	var nextDial time.Time
 	closeConn := func() {
@@ -328,6 +331,19 @@ func (t *transport) run(p *peer) {
 			return
 		case m = <-p.queue:
 		}
+		if c != nil {
+			select {
+			case <-closed:
+				// The peer closed the connection: it restarted, or shut
+				// an idle one. A write would still succeed (the kernel
+				// takes the bytes and the peer answers with a reset), so
+				// this message would vanish, and raft may not send it
+				// again for an election timeout (a vote, a vote
+				// response). Dial again instead.
+				closeConn()
+			default:
+			}
+		}
 		if c == nil {
 			if time.Now().Before(nextDial) {
 				fail(m)
@@ -346,6 +362,7 @@ func (t *transport) run(p *peer) {
 			}
 			log.Printf("connected to peer %d at %s", p.id, p.addr)
 			c, w = conn, bufio.NewWriterSize(conn, 64<<10)
+			closed = watchClose(&t.wg, conn)
 			backoff = backoffMin
 		}
 		err := writeMessage(c, w, m.b)
@@ -374,6 +391,25 @@ func (t *transport) run(p *peer) {
 			t.onSnapshot(p.id, true)
 		}
 	}
+}
+
+// watchClose returns a channel that is closed once c can no longer be
+// read: the peer closed it, or it was closed here. The peer never writes
+// on an outbound connection; anything it does send is discarded.
+func watchClose(wg *sync.WaitGroup, c net.Conn) chan struct{} {
+	closed := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(closed)
+		var b [64]byte
+		for {
+			if _, err := c.Read(b[:]); err != nil {
+				return
+			}
+		}
+	}()
+	return closed
 }
 
 // close stops every goroutine and connection of the transport.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 // TestFramesChunkLargeMessages: a message over chunkSize crosses as
@@ -122,4 +124,84 @@ func TestSnapshotStreamsInChunks(t *testing.T) {
 	if sent <= chunkSize {
 		t.Fatalf("largest snapshot sent: %d bytes, want more than one chunk (%d)", sent, chunkSize)
 	}
+}
+
+// TestFirstMessageAfterPeerRestartArrives: when a peer restarts, the
+// connection to its old process is dead, but a write to it still succeeds
+// (the kernel takes the bytes; the peer answers with a reset). The first
+// message after the restart, often a vote or a vote response that raft
+// does not send again for an election timeout, must reach the new process
+// rather than vanish into the dead connection.
+func TestFirstMessageAfterPeerRestartArrives(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+
+	// start runs node 2's side: a transport that reports each message's
+	// term on got.
+	start := func() (*transport, chan uint64) {
+		got := make(chan uint64, 16)
+		b := newTransport(2)
+		b.onUnreachable = func(uint64) {}
+		b.onSnapshot = func(uint64, bool) {}
+		b.onMessage = func(buf []byte) error {
+			var m raftpb.Message
+			if err := m.Unmarshal(buf); err != nil {
+				return err
+			}
+			got <- m.Term
+			return nil
+		}
+		if err := b.listen(addr); err != nil {
+			t.Fatal(err)
+		}
+		return b, got
+	}
+	msg := func(term uint64) []byte {
+		m := raftpb.Message{Type: raftpb.MsgHeartbeat, From: 1, To: 2, Term: term}
+		buf, err := m.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return buf
+	}
+	expect := func(got chan uint64, term uint64) {
+		t.Helper()
+		select {
+		case g := <-got:
+			if g != term {
+				t.Fatalf("received term %d, want %d", g, term)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("the message of term %d never arrived", term)
+		}
+	}
+
+	a := newTransport(1)
+	a.onUnreachable = func(uint64) {}
+	a.onSnapshot = func(uint64, bool) {}
+	a.onMessage = func([]byte) error { return nil }
+	defer a.close()
+	a.setPeer(2, addr)
+
+	b, got := start()
+	if !a.send(2, msg(1), false) {
+		t.Fatal("send refused")
+	}
+	expect(got, 1)
+
+	// Node 2 restarts; its old process's connection closes (the FIN
+	// reaches node 1 at once on loopback).
+	b.close()
+	b, got = start()
+	defer b.close()
+	time.Sleep(200 * time.Millisecond)
+
+	if !a.send(2, msg(2), false) {
+		t.Fatal("send refused")
+	}
+	expect(got, 2)
 }
