@@ -596,7 +596,7 @@ impl<S: Storage> RawNode<S> {
             return Err(Error::StepLocalMsg);
         }
         validate::check_message(&m)?;
-        if m.msg_type.is_response() && self.raft.trk.get(m.from).is_none() {
+        if m.msg_type.is_response() && !self.raft.trk.is_member(m.from) {
             return Err(Error::StepPeerNotFound);
         }
         let t = m.msg_type;

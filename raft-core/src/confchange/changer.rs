@@ -204,7 +204,15 @@ impl Changer<'_> {
             learners: current.learners.clone(),
             learners_next: current.learners_next.clone(),
         };
-        check_and_return(cfg, self.tracker.progress.clone())
+        // A node that does not lead keeps no progress: start from a fresh
+        // one for every member (what matters here is who has one), as a
+        // leader would hold it.
+        let progress = if self.tracker.progress.is_empty() {
+            self.tracker.members_progress(self.last_index.max(1))
+        } else {
+            self.tracker.progress.clone()
+        };
+        check_and_return(cfg, progress)
     }
 }
 

@@ -494,17 +494,9 @@ impl<S: Storage> Raft<S> {
         self.reset_randomized_election_timeout();
         self.abort_leader_transfer();
         self.trk.reset_votes();
-        let last = self.raft_log.last_index();
-        let id = self.id;
-        let (cap, bytes) = (self.trk.max_inflight, self.trk.max_inflight_bytes);
-        self.trk.visit(|pid, pr| {
-            let is_learner = pr.is_learner;
-            *pr = crate::tracker::Progress::new(last + 1, cap, bytes);
-            pr.is_learner = is_learner;
-            if pid == id {
-                pr.matched = last;
-            }
-        });
+        // Only a leader tracks its peers' progress: `become_leader` starts
+        // it afresh, every other transition drops it.
+        self.trk.untrack_members();
         self.pending_conf_index = 0;
         self.uncommitted_size = 0;
         self.appends_deferred = false;
@@ -684,7 +676,10 @@ impl<S: Storage> Raft<S> {
         self.lead = self.id;
         self.state = StateRole::Leader;
         let id = self.id;
+        let last = self.raft_log.last_index();
+        self.trk.track_members(last + 1);
         if let Some(pr) = self.trk.get_mut(id) {
+            pr.matched = last;
             pr.become_replicate();
             pr.recent_active = true;
         }
@@ -705,18 +700,16 @@ impl<S: Storage> Raft<S> {
     /// Whether this node may campaign: it is a voter and is not applying a
     /// snapshot (etcd `promotable`).
     pub fn promotable(&self) -> bool {
-        match self.trk.get(self.id) {
-            Some(pr) => {
-                #[allow(unused_mut)]
-                let mut learner = pr.is_learner;
-                #[cfg(feature = "bug-injection")]
-                if self.bugs.learner_campaigns {
-                    learner = false;
-                }
-                !learner && !self.raft_log.has_next_or_in_progress_snapshot()
-            }
-            None => false,
+        if !self.trk.is_member(self.id) {
+            return false;
         }
+        #[allow(unused_mut)]
+        let mut learner = self.trk.config.learners.contains(&self.id);
+        #[cfg(feature = "bug-injection")]
+        if self.bugs.learner_campaigns {
+            learner = false;
+        }
+        !learner && !self.raft_log.has_next_or_in_progress_snapshot()
     }
 
     /// Processes one message (etcd `Step`).
@@ -935,12 +928,15 @@ impl<S: Storage> Raft<S> {
         prs: crate::tracker::ProgressMap,
     ) -> ConfState {
         self.trk.apply_conf(cfg, prs);
+        if self.state != StateRole::Leader {
+            // Computed from fresh progress (see `Changer`); only a leader
+            // keeps it.
+            self.trk.untrack_members();
+        }
         self.reset_lease_acks();
         let cs = self.trk.conf_state();
-        let (present, learner) = match self.trk.get(self.id) {
-            Some(pr) => (true, pr.is_learner),
-            None => (false, false),
-        };
+        let present = self.trk.is_member(self.id);
+        let learner = self.trk.config.learners.contains(&self.id);
         self.is_learner = present && learner;
         if (!present || self.is_learner) && self.state == StateRole::Leader {
             // This node was removed or demoted while leading. It may keep

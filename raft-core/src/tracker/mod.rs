@@ -122,10 +122,14 @@ impl AckedIndexer for MatchAckIndexer<'_> {
 pub struct ProgressTracker {
     /// The active configuration.
     pub config: Config,
-    /// The progress of every voter and learner of `config`.
+    /// The progress of every voter and learner of `config`, kept only while
+    /// this node leads (see [`ProgressTracker::track_members`]): nothing
+    /// else reads it, and an idle follower's group pays for none.
     ///
-    /// Invariant: has an entry for exactly the members of `config` (voters of
-    /// either half, learners, learners_next).
+    /// Invariant: empty, or has an entry for exactly the members of
+    /// `config` (voters of either half, learners, learners_next), each
+    /// marked a learner exactly when it is in `config.learners`. A leader's
+    /// is never empty (the leader is a member).
     pub progress: ProgressMap,
     /// The votes received in the current election (`true` for granted).
     pub votes: BTreeMap<u64, bool>,
@@ -219,14 +223,14 @@ impl ProgressTracker {
     /// Ported from etcd-io/raft tracker/tracker.go (`TallyVotes`).
     pub fn tally_votes(&self) -> (usize, usize, VoteResult) {
         let (mut granted, mut rejected) = (0, 0);
-        for (id, pr) in &self.progress {
-            if pr.is_learner {
+        for (&id, &v) in &self.votes {
+            if !self.config.voters.contains(id) {
                 continue;
             }
-            match self.votes.get(id) {
-                Some(true) => granted += 1,
-                Some(false) => rejected += 1,
-                None => {}
+            if v {
+                granted += 1;
+            } else {
+                rejected += 1;
             }
         }
         let result = self
@@ -234,6 +238,51 @@ impl ProgressTracker {
             .voters
             .vote_result(|id| self.votes.get(&id).copied());
         (granted, rejected, result)
+    }
+
+    /// Whether `id` is a member of the configuration: a voter of either
+    /// half or a learner (what etcd tells by the presence of a progress).
+    pub fn is_member(&self, id: u64) -> bool {
+        self.config.voters.contains(id)
+            || self.config.learners.contains(&id)
+            || self.config.learners_next.contains(&id)
+    }
+
+    /// A fresh progress for every member, probing from `next` (what a new
+    /// leader starts from, etcd `reset`): `progress` for a node that takes
+    /// the lead, or the starting point of a configuration change computed
+    /// on a node that keeps none.
+    pub fn members_progress(&self, next: u64) -> ProgressMap {
+        let c = &self.config;
+        let mut ids: Vec<u64> = c
+            .voters
+            .incoming
+            .iter()
+            .chain(c.voters.outgoing.iter())
+            .chain(&c.learners)
+            .chain(&c.learners_next)
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut map = ProgressMap::with_capacity(ids.len());
+        for id in ids {
+            let mut pr = Progress::new(next, self.max_inflight, self.max_inflight_bytes);
+            pr.is_learner = c.learners.contains(&id);
+            map.insert(id, pr);
+        }
+        map
+    }
+
+    /// Starts tracking every member's progress, probing from `next`: the
+    /// node takes the lead.
+    pub fn track_members(&mut self, next: u64) {
+        self.progress = self.members_progress(next);
+    }
+
+    /// Stops tracking progress (the node no longer leads) and frees it.
+    pub fn untrack_members(&mut self) {
+        self.progress = ProgressMap::default();
     }
 
     /// The progress of member `id`.

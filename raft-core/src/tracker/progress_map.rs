@@ -22,6 +22,13 @@ impl ProgressMap {
         ProgressMap::default()
     }
 
+    /// An empty map with room for `n` members.
+    pub fn with_capacity(n: usize) -> ProgressMap {
+        ProgressMap {
+            entries: Vec::with_capacity(n),
+        }
+    }
+
     fn position(&self, id: u64) -> Result<usize, usize> {
         self.entries.binary_search_by_key(&id, |(k, _)| *k)
     }

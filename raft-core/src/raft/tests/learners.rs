@@ -599,28 +599,75 @@ fn test_learner_campaign() {
 }
 
 /// etcd: TestAddLearner
+///
+/// raftlet: a node that does not lead keeps no progress, so the learner
+/// marks are read from the configuration (etcd reads them from the
+/// progress, which says the same).
 #[test]
 fn test_add_learner() {
     let mut r = new_test_raft(1, 10, 1, new_test_storage(&[1], &[]));
+    let learner = |r: &Raft<MemoryStorage>, id: u64| r.trk.config.learners.contains(&id);
     // Add a learner.
     r.apply_conf_change(&cc1(ADD_LEARNER, 2).as_v2()).unwrap();
     assert!(!r.is_learner);
     assert_eq!(r.trk.learner_nodes(), vec![2]);
-    assert!(r.trk.get(2).unwrap().is_learner);
+    assert!(learner(&r, 2));
 
     // Promote it.
     r.apply_conf_change(&cc1(ADD, 2).as_v2()).unwrap();
-    assert!(!r.trk.get(2).unwrap().is_learner);
+    assert!(!learner(&r, 2));
 
     // Demote this node.
     r.apply_conf_change(&cc1(ADD_LEARNER, 1).as_v2()).unwrap();
-    assert!(r.trk.get(1).unwrap().is_learner);
+    assert!(learner(&r, 1));
     assert!(r.is_learner);
 
     // Promote it again.
     r.apply_conf_change(&cc1(ADD, 1).as_v2()).unwrap();
-    assert!(!r.trk.get(1).unwrap().is_learner);
+    assert!(!learner(&r, 1));
     assert!(!r.is_learner);
+    assert!(r.trk.progress.is_empty(), "a follower keeps no progress");
+}
+
+/// raftlet: only a leader tracks its peers' progress. A follower or a
+/// candidate keeps none, whatever its configuration changes (an idle
+/// follower's group pays for no progress); a new leader starts a fresh one
+/// for every member, learners marked, and drops it when it steps down.
+#[test]
+fn test_progress_is_kept_only_while_leading() {
+    let mut r = new_test_raft(1, 10, 1, new_test_storage(&[1, 2, 3], &[]));
+    assert!(r.trk.progress.is_empty());
+    r.apply_conf_change(&cc1(ADD_LEARNER, 4).as_v2()).unwrap();
+    assert!(r.trk.progress.is_empty());
+    assert!(r.trk.is_member(4) && !r.trk.is_member(5));
+    r.become_candidate();
+    assert!(r.trk.progress.is_empty());
+
+    let before = r.raft_log.last_index();
+    r.become_leader();
+    assert_eq!(r.raft_log.last_index(), before + 1);
+    let ids: Vec<u64> = r.trk.progress.keys().copied().collect();
+    assert_eq!(ids, vec![1, 2, 3, 4]);
+    for (&id, pr) in r.trk.progress.iter() {
+        assert_eq!(pr.is_learner, id == 4, "{id}");
+        if id == 1 {
+            // Its own new entry counts once it is durable.
+            assert_eq!((pr.matched, pr.state), (before, ProgressState::Replicate));
+        } else {
+            assert_eq!((pr.matched, pr.next), (0, before + 1), "{id}");
+            assert_eq!(pr.state, ProgressState::Probe, "{id}");
+        }
+    }
+
+    // The leader's own changes keep its progress in step.
+    r.apply_conf_change(&cc1(REMOVE, 4).as_v2()).unwrap();
+    let ids: Vec<u64> = r.trk.progress.keys().copied().collect();
+    assert_eq!(ids, vec![1, 2, 3]);
+
+    let term = r.term;
+    r.become_follower(term + 1, 2);
+    assert!(r.trk.progress.is_empty());
+    assert!(r.promotable());
 }
 
 /// etcd: TestRemoveLearner

@@ -287,16 +287,19 @@ fn test_commit() {
             ..HardState::default()
         });
         let mut sm = new_test_raft(1, 10, 2, storage);
+        for id in 2..=matches.len() as u64 {
+            let cc = ConfChange {
+                change_type: ConfChangeType::ConfChangeAddNode,
+                node_id: id,
+                ..ConfChange::default()
+            };
+            sm.apply_conf_change(&cc.as_v2()).expect("add node");
+        }
+        // raftlet: only a leader tracks progress (etcd sets it on a
+        // follower here); start tracking as `become_leader` would.
+        sm.trk.track_members(sm.raft_log.last_index() + 1);
         for (j, m) in matches.iter().enumerate() {
             let id = j as u64 + 1;
-            if id > 1 {
-                let cc = ConfChange {
-                    change_type: ConfChangeType::ConfChangeAddNode,
-                    node_id: id,
-                    ..ConfChange::default()
-                };
-                sm.apply_conf_change(&cc.as_v2()).expect("add node");
-            }
             let pr = sm.trk.get_mut(id).expect("progress");
             pr.matched = *m;
             pr.next = *m + 1;
@@ -633,6 +636,10 @@ fn test_recv_msg_beat() {
         sm.term = 1;
         // The step function follows the role, as etcd's `sm.step` does.
         sm.state = state;
+        if state == StateRole::Leader {
+            // raftlet: a leader tracks its peers (`become_leader` starts it).
+            sm.trk.track_members(sm.raft_log.last_index() + 1);
+        }
         sm.step(msg(MessageType::MsgBeat, 1, 1)).unwrap();
 
         let msgs = sm.read_messages();
