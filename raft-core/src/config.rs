@@ -210,8 +210,8 @@ impl Config {
         if self.election_tick <= self.heartbeat_tick {
             return bad("election_tick must be greater than heartbeat_tick");
         }
-        if self.election_tick > usize::MAX / 2 {
-            return bad("election_tick is too large (2 * election_tick must fit in usize)");
+        if self.election_tick > (u32::MAX / 2) as usize {
+            return bad("election_tick is too large (2 * election_tick must fit in 32 bits)");
         }
         if self.max_inflight_msgs == 0 {
             return bad("max_inflight_msgs must be greater than 0");

@@ -105,8 +105,8 @@ pub(crate) struct RaftLog<S: Storage> {
     /// reported, because of `max_applying_ents_size`.
     applying_ents_paused: bool,
     /// The most bytes of entries handed for applying but not yet reported
-    /// applied.
-    max_applying_ents_size: u64,
+    /// applied (also the page size of scans over unapplied entries).
+    pub(crate) max_applying_ents_size: u64,
     /// The bytes of entries handed for applying but not yet reported applied.
     applying_ents_size: u64,
     /// The stable entries since the last snapshot.

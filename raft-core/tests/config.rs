@@ -67,6 +67,11 @@ fn config_validate() {
             &["election_tick"],
         ),
         (
+            "2 * election_tick overflows 32 bits",
+            |c| c.election_tick = (u32::MAX / 2) as usize + 1,
+            &["election_tick"],
+        ),
+        (
             "max_inflight_msgs 0",
             |c| c.max_inflight_msgs = 0,
             &["max_inflight_msgs"],
@@ -118,8 +123,8 @@ fn config_validate() {
             c.heartbeat_tick = 4;
             c.election_tick = 5;
         }),
-        ("election_tick usize::MAX / 2", |c| {
-            c.election_tick = usize::MAX / 2
+        ("election_tick u32::MAX / 2", |c| {
+            c.election_tick = (u32::MAX / 2) as usize
         }),
         ("max_inflight_msgs 1", |c| c.max_inflight_msgs = 1),
         ("max_inflight_bytes 0 (unlimited)", |c| {

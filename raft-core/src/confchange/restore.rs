@@ -74,13 +74,12 @@ pub fn restore(changer: Changer<'_>, cs: &ConfState) -> Result<(Config, Progress
     let (outgoing, incoming) = to_conf_change_single(cs);
     // Each step starts from the outcome of the previous one, so work on an
     // owned copy of the tracker.
-    let mut tracker = ProgressTracker {
-        config: changer.tracker.config.clone(),
-        progress: changer.tracker.progress.clone(),
-        votes: Default::default(),
-        max_inflight: changer.tracker.max_inflight,
-        max_inflight_bytes: changer.tracker.max_inflight_bytes,
-    };
+    let mut tracker = ProgressTracker::new(
+        changer.tracker.max_inflight,
+        changer.tracker.max_inflight_bytes,
+    );
+    tracker.config = changer.tracker.config.clone();
+    tracker.progress = changer.tracker.progress.clone();
     let last_index = changer.last_index;
 
     if outgoing.is_empty() {

@@ -38,7 +38,7 @@ impl<S: Storage> Raft<S> {
         // The closure stops the scan with an error at the first conf change.
         // A storage failure also ends it with an error: the committed,
         // unapplied range must be readable, so refuse to campaign then too.
-        log.scan(lo, hi, self.max_applying_ents_size, |ents| {
+        log.scan(lo, hi, log.max_applying_ents_size, |ents| {
             if ents.iter().any(|e| {
                 e.entry_type == EntryType::EntryConfChange
                     || e.entry_type == EntryType::EntryConfChangeV2
@@ -114,9 +114,9 @@ impl<S: Storage> Raft<S> {
             for l in &self.trk.config.learners {
                 cfg.incoming.insert(*l);
             }
-            let res = cfg.vote_result(|id| self.trk.votes.get(&id).copied());
-            let granted = self.trk.votes.values().filter(|v| **v).count();
-            let rejected = self.trk.votes.len() - granted;
+            let res = cfg.vote_result(|id| self.trk.vote(id));
+            let granted = self.trk.votes().filter(|&(_, v)| v).count();
+            let rejected = self.trk.votes().count() - granted;
             return (granted, rejected, res);
         }
         self.trk.tally_votes()

@@ -453,7 +453,7 @@ impl<S: Storage> Raft<S> {
         }
         let total = learners.len() + self.trk.config.learners_next.len();
         let before = self.trk.config.learners.len() + self.trk.config.learners_next.len();
-        if total > self.max_learners && total > before {
+        if total > self.max_learners as usize && total > before {
             return Some(Error::TooManyLearners);
         }
         None

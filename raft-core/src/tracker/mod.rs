@@ -131,8 +131,15 @@ pub struct ProgressTracker {
     /// marked a learner exactly when it is in `config.learners`. A leader's
     /// is never empty (the leader is a member).
     pub progress: ProgressMap,
-    /// The votes received in the current election (`true` for granted).
-    pub votes: BTreeMap<u64, bool>,
+    /// The votes received in the current election (`true` for granted);
+    /// `None` when none was received (a pointer rather than an empty map
+    /// inline: 8 bytes instead of 24 in every node). Read it through
+    /// [`ProgressTracker::vote`] and [`ProgressTracker::votes`].
+    #[allow(
+        clippy::box_collection,
+        reason = "the box is the point: a pointer inline instead of an empty map"
+    )]
+    votes: Option<Box<BTreeMap<u64, bool>>>,
     /// The in-flight message limit of new progresses.
     pub max_inflight: usize,
     /// The in-flight byte limit of new progresses (0: unlimited).
@@ -208,13 +215,29 @@ impl ProgressTracker {
 
     /// Forgets the votes of the last election.
     pub fn reset_votes(&mut self) {
-        self.votes.clear();
+        self.votes = None;
     }
 
     /// Records `id`'s vote (`true` for granted); a voter's first vote in an
     /// election is the one that counts.
     pub fn record_vote(&mut self, id: u64, v: bool) {
-        self.votes.entry(id).or_insert(v);
+        self.votes
+            .get_or_insert_with(Box::default)
+            .entry(id)
+            .or_insert(v);
+    }
+
+    /// `id`'s vote in the current election, if it sent one (`true` for
+    /// granted).
+    pub fn vote(&self, id: u64) -> Option<bool> {
+        self.votes.as_ref()?.get(&id).copied()
+    }
+
+    /// Every vote of the current election, by voter id, ascending.
+    pub fn votes(&self) -> impl Iterator<Item = (u64, bool)> + '_ {
+        self.votes
+            .iter()
+            .flat_map(|m| m.iter().map(|(&id, &v)| (id, v)))
     }
 
     /// The granted and rejected votes of current voters (informational) and
@@ -223,7 +246,7 @@ impl ProgressTracker {
     /// Ported from etcd-io/raft tracker/tracker.go (`TallyVotes`).
     pub fn tally_votes(&self) -> (usize, usize, VoteResult) {
         let (mut granted, mut rejected) = (0, 0);
-        for (&id, &v) in &self.votes {
+        for (id, v) in self.votes() {
             if !self.config.voters.contains(id) {
                 continue;
             }
@@ -233,10 +256,7 @@ impl ProgressTracker {
                 rejected += 1;
             }
         }
-        let result = self
-            .config
-            .voters
-            .vote_result(|id| self.votes.get(&id).copied());
+        let result = self.config.voters.vote_result(|id| self.vote(id));
         (granted, rejected, result)
     }
 

@@ -462,7 +462,7 @@ fn test_old_messages() {
 fn test_past_election_timeout() {
     // (elapsed ticks, probability of being past the timeout, round to 0.1)
     let tests = [
-        (5usize, 0.0f64, false),
+        (5u32, 0.0f64, false),
         (10, 0.1, true),
         (13, 0.4, true),
         (15, 0.6, true),

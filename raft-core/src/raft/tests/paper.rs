@@ -273,7 +273,7 @@ fn check_nonleader_start_election(state: StateRole) {
 
     assert_eq!(r.term, 2, "{state:?}");
     assert_eq!(r.state, StateRole::Candidate, "{state:?}");
-    assert_eq!(r.trk.votes.get(&r.id), Some(&true), "{state:?}");
+    assert_eq!(r.trk.vote(r.id), Some(true), "{state:?}");
 
     let msgs = sorted(r.read_messages());
     let want: Vec<Message> = [2, 3]
@@ -454,7 +454,7 @@ fn election_timeout_randomized_across_seeds() {
     for seed in 1..=500 {
         firsts.insert(node(seed).randomized_election_timeout);
     }
-    assert_eq!(firsts, (et..2 * et).collect::<BTreeSet<_>>());
+    assert_eq!(firsts, (et as u32..2 * et as u32).collect::<BTreeSet<_>>());
 
     let sequence = |seed: u64| {
         let mut r = node(seed);
@@ -494,7 +494,7 @@ fn election_timeout_seed_zero_draws_from_the_os() {
     assert_ne!(first, restarted, "seed 0 repeated the same timeouts");
     for t in first.iter().chain(&restarted) {
         assert!(
-            (et..2 * et).contains(t),
+            (et as u32..2 * et as u32).contains(t),
             "timeout {t} outside [{et}, {})",
             2 * et
         );

@@ -892,7 +892,7 @@ fn test_leader_transfer_with_check_quorum() {
     for i in 1..=3u64 {
         let r = nt.peer_mut(i);
         r.check_quorum = true;
-        r.randomized_election_timeout = r.election_timeout + i as usize;
+        r.randomized_election_timeout = r.election_timeout + i as u32;
     }
     // Let 2's election timer expire so that it can vote for 1.
     let et = nt.peer(2).election_timeout;
