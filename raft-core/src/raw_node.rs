@@ -4,6 +4,7 @@
 //! Ported from etcd-io/raft rawnode.go (v3.6, synchronous storage writes).
 
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
@@ -233,7 +234,9 @@ impl LightReady {
 #[repr(C)]
 pub struct RawNode<S: Storage> {
     raft: Raft<S>,
-    prev_soft_state: SoftState,
+    /// The leader the last Ready reported (with `raft.prev_role`, the soft
+    /// state it reported: see [`RawNode::prev_soft_state`]).
+    prev_lead: u64,
     prev_hard_state: HardState,
     /// The term and vote known durable: those of the newest Ready the host
     /// reported persisted (or of the storage the node started from).
@@ -244,9 +247,9 @@ pub struct RawNode<S: Storage> {
     last_number: u64,
     /// Readies handed out and not yet advanced past persistence, oldest first.
     records: SmallQueue<ReadyRecord>,
-    /// Batches of committed entries handed out and not yet applied:
-    /// (last index, encoded size), oldest first.
-    applying: SmallQueue<(u64, u64)>,
+    /// Batches of committed entries handed out and not yet applied,
+    /// oldest first.
+    applying: SmallQueue<ApplyingBatch>,
     /// A leader's emptied Ready vectors, reused by its next Readies; `None`
     /// on every other node (a pointer rather than two vectors inline: an
     /// idle group pays 8 bytes for it, not 48).
@@ -263,13 +266,13 @@ impl<S: Storage> RawNode<S> {
     pub fn new(config: &Config, store: S) -> Result<RawNode<S>> {
         let mut raft = Raft::new(config, store)?;
         raft.coalesce_appends = config.coalesce_appends;
-        let prev_soft_state = raft.soft_state();
+        raft.prev_role = raft.state;
         let prev_hard_state = raft.hard_state();
         Ok(RawNode {
             durable_term: raft.term,
             durable_vote: raft.vote,
+            prev_lead: raft.lead,
             raft,
-            prev_soft_state,
             prev_hard_state,
             last_number: 0,
             records: SmallQueue::default(),
@@ -699,13 +702,21 @@ impl<S: Storage> RawNode<S> {
         ready
     }
 
+    /// The soft state the last Ready reported (or the node started with).
+    fn prev_soft_state(&self) -> SoftState {
+        SoftState {
+            leader_id: self.prev_lead,
+            raft_state: self.raft.prev_role,
+        }
+    }
+
     /// The full check behind [`RawNode::has_ready`]: whether the state
     /// differs from what the last Ready reported, or anything waits to be
     /// persisted, sent or applied.
     #[inline(never)]
     fn has_ready_full(&self) -> bool {
         let r = &self.raft;
-        if r.soft_state() != self.prev_soft_state {
+        if r.soft_state() != self.prev_soft_state() {
             return true;
         }
         let hs = r.hard_state();
@@ -738,7 +749,11 @@ impl<S: Storage> RawNode<S> {
             .next_committed_ents_into(true, &mut committed_entries);
         let snapshot = r.raft_log.next_unstable_snapshot().cloned();
         let ss = r.soft_state();
-        let soft_state = (ss != self.prev_soft_state).then_some(ss);
+        let prev_ss = SoftState {
+            leader_id: self.prev_lead,
+            raft_state: r.prev_role,
+        };
+        let soft_state = (ss != prev_ss).then_some(ss);
         let hs = r.hard_state();
         let hard_state = (hs != self.prev_hard_state).then_some(hs);
         let must_sync = !entries.is_empty()
@@ -822,7 +837,8 @@ impl<S: Storage> RawNode<S> {
         };
 
         // Accept the Ready: what it hands out is not handed out again.
-        self.prev_soft_state = ss;
+        self.prev_lead = ss.leader_id;
+        r.prev_role = ss.raft_state;
         self.prev_hard_state = hs;
         r.raft_log.accept_unstable();
         #[cfg(feature = "bug-injection")]
@@ -1080,11 +1096,11 @@ impl<S: Storage> RawNode<S> {
                 // release their share of the applying budget, or handing
                 // out entries could stay paused for good.
                 let mut size = 0;
-                while let Some(&(i, s)) = self.applying.front() {
-                    if i > index {
+                while let Some(&b) = self.applying.front() {
+                    if b.last.get() > index {
                         break;
                     }
-                    size += s;
+                    size += b.size;
                     self.applying.pop_front();
                 }
                 self.raft.applied_to(index, size);
@@ -1118,11 +1134,11 @@ impl<S: Storage> RawNode<S> {
             return;
         }
         let mut size = 0;
-        while let Some(&(last, s)) = self.applying.front() {
-            if last > index {
+        while let Some(&b) = self.applying.front() {
+            if b.last.get() > index {
                 break;
             }
-            size += s;
+            size += b.size;
             self.applying.pop_front();
         }
         self.raft.applied_to(index, size);
@@ -1235,7 +1251,7 @@ impl<S: Storage> RawNode<S> {
 /// which committed entries no longer count against.
 fn accept_applying<S: Storage>(
     r: &mut Raft<S>,
-    applying: &mut SmallQueue<(u64, u64)>,
+    applying: &mut SmallQueue<ApplyingBatch>,
     ents: &[Entry],
     allow_unstable: bool,
 ) {
@@ -1244,8 +1260,19 @@ fn accept_applying<S: Storage>(
     };
     let size = ents_size(ents);
     r.raft_log.accept_applying(last.index, size, allow_unstable);
-    applying.push_back((last.index, size));
+    let last = NonZeroU64::new(last.index).expect("a committed entry has an index above 0");
+    applying.push_back(ApplyingBatch { last, size });
     r.reduce_uncommitted_size(payloads_size(ents));
+}
+
+/// A batch of committed entries handed out and not yet applied.
+#[derive(Clone, Copy, Debug)]
+struct ApplyingBatch {
+    /// Its last index (never 0: `NonZeroU64` lets the queue's head hold
+    /// `None` in the same 16 bytes).
+    last: NonZeroU64,
+    /// Its entries' encoded size.
+    size: u64,
 }
 
 /// A leader's emptied Ready vectors, kept for its next Readies.
@@ -1406,10 +1433,7 @@ mod layout_tests {
         // The cold part of Raft is behind them, and the previous states the
         // check compares with follow Raft at once.
         assert!(offset_of!(R, trk) >= end - raft);
-        assert_eq!(
-            offset_of!(Node, prev_soft_state),
-            raft + std::mem::size_of::<R>()
-        );
+        assert_eq!(offset_of!(Node, prev_lead), raft + std::mem::size_of::<R>());
         assert!(offset_of!(Node, records) > offset_of!(Node, prev_hard_state));
     }
 }

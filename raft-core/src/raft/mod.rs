@@ -264,6 +264,13 @@ pub(crate) struct Raft<S: Storage> {
     /// ([`Config::learner_first`]; kept here, in the padding before
     /// `membership`, rather than in `RawNode`, where it cost 8 bytes).
     pub learner_first: bool,
+    /// How reads are confirmed ([`Config::read_only_option`]; here, in the
+    /// same padding, rather than in `read_only`, where it cost 8 bytes).
+    pub read_only_option: ReadOnlyOption,
+    /// The role the last Ready reported: `RawNode`'s, kept here in the
+    /// last byte of the same padding (next to `RawNode::prev_lead` it
+    /// would cost 8 bytes). Only `RawNode` reads or writes it.
+    pub prev_role: StateRole,
     /// Automatic promotion and standby learners (see `membership.rs`).
     pub membership: membership::MembershipPolicy,
     pub heartbeat_timeout: u32,
@@ -320,7 +327,8 @@ impl<S: Storage> Raft<S> {
             pending_conf_index: 0,
             disable_conf_change_validation: c.disable_conf_change_validation,
             uncommitted_size: 0,
-            read_only: ReadOnly::new(c.read_only_option),
+            read_only: ReadOnly::new(),
+            read_only_option: c.read_only_option,
             election_elapsed: 0,
             heartbeat_elapsed: 0,
             check_quorum: c.check_quorum,
@@ -332,6 +340,7 @@ impl<S: Storage> Raft<S> {
             disable_proposal_forwarding: c.disable_proposal_forwarding,
             step_down_on_removal: c.step_down_on_removal,
             learner_first: c.learner_first,
+            prev_role: StateRole::Follower,
             promote_max_lag: c.promote_max_lag,
             max_learners: u32::try_from(c.max_learners).unwrap_or(u32::MAX),
             membership: membership::MembershipPolicy {
@@ -511,7 +520,7 @@ impl<S: Storage> Raft<S> {
         self.uncommitted_size = 0;
         self.appends_deferred = false;
         // Also drops the reads waiting for a commit of the term.
-        self.read_only = ReadOnly::new(self.read_only.option);
+        self.read_only = ReadOnly::new();
         self.quiesce_reset();
     }
 
@@ -853,7 +862,7 @@ impl<S: Storage> Raft<S> {
                 self.send(m);
             }
             MessageType::MsgForgetLeader => {
-                if self.read_only.option == ReadOnlyOption::LeaseBased {
+                if self.read_only_option == ReadOnlyOption::LeaseBased {
                     // Forgetting the leader would let this node grant votes
                     // inside the leader's lease and break lease reads.
                     return Ok(());

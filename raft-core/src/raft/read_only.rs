@@ -40,7 +40,6 @@ struct ReadIndexStatus {
 /// The reads waiting for leadership confirmation, oldest first.
 #[derive(Debug, Clone)]
 pub(crate) struct ReadOnly {
-    pub option: ReadOnlyOption,
     /// The ReadIndex queue, allocated at the first read: only a leader
     /// serving reads has one, so every other group carries one pointer
     /// instead of three empty collections (80 bytes).
@@ -122,9 +121,8 @@ fn decode_seq(ctx: &[u8]) -> Option<u64> {
 }
 
 impl ReadOnly {
-    pub(crate) fn new(option: ReadOnlyOption) -> ReadOnly {
+    pub(crate) fn new() -> ReadOnly {
         ReadOnly {
-            option,
             queue: None,
             lease: None,
         }
@@ -242,7 +240,7 @@ impl<S: Storage> Raft<S> {
             self.respond_to_read_index(m, committed);
             return;
         }
-        match self.read_only.option {
+        match self.read_only_option {
             ReadOnlyOption::Safe => {
                 let seq = self.next_read_seq;
                 self.next_read_seq += 1;
@@ -285,7 +283,7 @@ impl<S: Storage> Raft<S> {
     /// context carries a fresh sequence number whose send time is recorded.
     /// Returns the context for the heartbeats, `None` under safe reads.
     pub(crate) fn next_lease_round_ctx(&mut self) -> Option<Bytes> {
-        if self.read_only.option != ReadOnlyOption::LeaseBased {
+        if self.read_only_option != ReadOnlyOption::LeaseBased {
             return None;
         }
         let seq = self.next_read_seq;
@@ -388,7 +386,7 @@ impl<S: Storage> Raft<S> {
             return;
         };
         self.ack_read_round(m.from, seq);
-        if self.read_only.option == ReadOnlyOption::LeaseBased {
+        if self.read_only_option == ReadOnlyOption::LeaseBased {
             self.ack_lease_round(m.from, seq);
         }
     }

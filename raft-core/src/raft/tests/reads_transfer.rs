@@ -156,7 +156,7 @@ fn test_read_only_option_lease() {
     };
     let mut nt = network_of(&[1, 2, 3], &[], &lease);
     for id in 1..=3 {
-        assert_eq!(nt.peer(id).read_only.option, ReadOnlyOption::LeaseBased);
+        assert_eq!(nt.peer(id).read_only_option, ReadOnlyOption::LeaseBased);
         assert!(nt.peer(id).check_quorum);
     }
     let et = nt.peer(2).election_timeout;
@@ -281,7 +281,7 @@ fn lease_a_restarted_follower_refuses_votes_for_an_election_timeout() {
     assert_eq!((r.term, r.vote), (3, 3));
 
     let mut fresh = new_test_raft(2, 10, 1, new_test_storage(&[1, 2, 3], &[]));
-    fresh.read_only.option = ReadOnlyOption::LeaseBased;
+    fresh.read_only_option = ReadOnlyOption::LeaseBased;
     let mut v = Message::new(MessageType::MsgVote, 3, 2);
     v.term = 1;
     fresh.step(v).expect("vote");
