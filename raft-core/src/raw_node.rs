@@ -473,9 +473,7 @@ impl<S: Storage> RawNode<S> {
     /// learner, and the errors of [`RawNode::propose_conf_change`].
     pub fn add_member(&mut self, id: u64, context: impl Into<Bytes>) -> Result<()> {
         self.touch();
-        let cfg = &self.raft.trk.config;
-        if cfg.voters.contains(id) || cfg.learners.contains(&id) || cfg.learners_next.contains(&id)
-        {
+        if self.raft.trk.is_member(id) {
             return Err(Error::ConfChangeRefused(format!(
                 "{id} is already a member of the configuration"
             )));
