@@ -102,15 +102,16 @@ impl BenchNode for Raftlet {
     }
 
     fn propose(&mut self, data: &[u8]) {
-        // A fresh payload, as raft-rs's owned Vec<u8>.
+        // A fresh payload, as raft-rs's owned Vec<u8>: copied the way
+        // raftlet copies a host's bytes (copy_payload).
         self.node
-            .propose(Bytes::copy_from_slice(data))
+            .propose(raftlet::copy_payload(data))
             .expect("propose");
     }
 
     fn propose_batch(&mut self, data: &[u8], n: usize) {
         self.node
-            .propose_batch((0..n).map(|_| Bytes::copy_from_slice(data)))
+            .propose_batch((0..n).map(|_| raftlet::copy_payload(data)))
             .expect("propose batch");
     }
 

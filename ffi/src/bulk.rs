@@ -163,7 +163,7 @@ pub unsafe extern "C" fn raftlet_node_propose_batch(
                 })
                 .collect()
         } else {
-            bufs.iter().map(|b| Bytes::copy_from_slice(b)).collect()
+            bufs.iter().map(|b| raftlet_core::copy_payload(b)).collect()
         };
         with_node(node, |n| code(&n.propose_batch(batch)))
     })

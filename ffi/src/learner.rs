@@ -6,7 +6,6 @@
 
 use std::fmt::Write as _;
 
-use bytes::Bytes;
 use raftlet_core::tracker::ProgressState;
 use raftlet_core::{LearnerStatus, MembershipEvent, NotPromotable, Status};
 
@@ -210,7 +209,7 @@ pub unsafe extern "C" fn raftlet_node_add_member(
     ctx_len: usize,
 ) -> raftlet_result {
     ffi_boundary!({
-        let c = Bytes::copy_from_slice(c_slice!(ctx, ctx_len, "ctx"));
+        let c = raftlet_core::copy_payload(c_slice!(ctx, ctx_len, "ctx"));
         with_node(node, |n| code(&n.add_member(id, c)))
     })
 }

@@ -61,7 +61,7 @@ fn ctx_bytes(p: *const u8, len: usize) -> Option<Option<bytes::Bytes>> {
         return if len == 0 { Some(None) } else { None };
     }
     // SAFETY: the caller promises `len` readable bytes.
-    Some(Some(bytes::Bytes::copy_from_slice(unsafe {
+    Some(Some(raftlet_core::copy_payload(unsafe {
         std::slice::from_raw_parts(p, len)
     })))
 }

@@ -4,7 +4,6 @@ use std::ffi::{c_char, CString};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use bytes::Bytes;
 use parking_lot::Mutex;
 use raftlet_core::pb::{
     ConfChange, ConfChangeI, ConfChangeV2, ConfState, Decode, Encode, Entry, Message,
@@ -240,7 +239,7 @@ pub unsafe extern "C" fn raftlet_node_propose(
     data_len: usize,
 ) -> raftlet_result {
     ffi_boundary!({
-        let d = Bytes::copy_from_slice(c_slice!(data, data_len, "data"));
+        let d = raftlet_core::copy_payload(c_slice!(data, data_len, "data"));
         with_node(node, |n| code(&n.propose(d)))
     })
 }
@@ -370,7 +369,7 @@ pub unsafe extern "C" fn raftlet_node_read_index(
     ctx_len: usize,
 ) -> raftlet_result {
     ffi_boundary!({
-        let c = Bytes::copy_from_slice(c_slice!(ctx, ctx_len, "ctx"));
+        let c = raftlet_core::copy_payload(c_slice!(ctx, ctx_len, "ctx"));
         with_node(node, |n| code(&n.read_index(c)))
     })
 }

@@ -197,6 +197,7 @@ mod log;
 mod log_unstable;
 pub mod logging;
 pub mod multi;
+mod payload;
 pub mod pb;
 pub mod quorum;
 mod raft;
@@ -209,6 +210,7 @@ pub mod validate;
 
 pub use config::{Config, ReadOnlyOption};
 pub use errors::{Error, Result, StorageError};
+pub use payload::{copy_payload, MAX_INLINE_PAYLOAD};
 #[cfg(feature = "bug-injection")]
 pub use raft::Bugs;
 pub use raft::{MembershipEvent, NotPromotable, ReadState, SoftState, StateRole, INVALID_ID};

@@ -107,10 +107,15 @@ impl<'a, 'py> FromPyObject<'a, 'py> for BytesArg {
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         if let Ok(b) = obj.cast::<PyBytes>() {
-            return Ok(BytesArg(Bytes::copy_from_slice(b.as_bytes())));
+            return Ok(BytesArg(raftlet::copy_payload(b.as_bytes())));
         }
         if let Ok(b) = obj.cast::<PyByteArray>() {
-            return Ok(BytesArg(Bytes::from(b.to_vec())));
+            let v = b.to_vec();
+            return Ok(BytesArg(if v.len() <= raftlet::MAX_INLINE_PAYLOAD {
+                raftlet::copy_payload(&v)
+            } else {
+                Bytes::from(v)
+            }));
         }
         if obj.is_instance_of::<PyString>() {
             return Err(PyTypeError::new_err(
@@ -121,7 +126,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for BytesArg {
         if obj.is_instance(&memoryview)? {
             let b = obj.call_method0("tobytes")?;
             let b = b.cast::<PyBytes>()?;
-            return Ok(BytesArg(Bytes::copy_from_slice(b.as_bytes())));
+            return Ok(BytesArg(raftlet::copy_payload(b.as_bytes())));
         }
         Err(PyTypeError::new_err(format!(
             "expected bytes-like data (bytes, bytearray or memoryview), got {}",

@@ -579,11 +579,12 @@ enum Src<'a> {
     Shared(&'a Bytes),
     /// [`Decode::decode`]: bytes fields are copied out of the input. The
     /// first non-empty one copies the whole top-level input `top` once into
-    /// `copy`, and every bytes field is a slice of that copy: one allocation
-    /// per decoded message instead of one per payload (a MsgApp's entries
-    /// share it, as they would share the receive buffer with
-    /// `decode_bytes`), and nothing is allocated for a message without
-    /// payloads.
+    /// `copy`, and every bytes field is a slice of that copy: one copy per
+    /// decoded message instead of one per payload (a MsgApp's entries share
+    /// it, as they would share the receive buffer with `decode_bytes`), in
+    /// one allocation with its reference count for a message of up to
+    /// [`crate::MAX_INLINE_PAYLOAD`] bytes ([`crate::copy_payload`]), and
+    /// nothing is allocated for a message without payloads.
     Copy {
         top: &'a [u8],
         copy: &'a std::cell::OnceCell<Bytes>,
@@ -771,7 +772,7 @@ impl<'a> Reader<'a> {
             Src::Copy { .. } if s.is_empty() => Bytes::new(),
             Src::Copy { top, copy } => {
                 // `s` lies within `top`, for the same reason.
-                let copy = copy.get_or_init(|| Bytes::copy_from_slice(top));
+                let copy = copy.get_or_init(|| crate::copy_payload(top));
                 let off = s.as_ptr() as usize - top.as_ptr() as usize;
                 copy.slice(off..off + s.len())
             }
