@@ -130,6 +130,11 @@ test-c: lib test-c-tsan test-install check-c-coverage ## C tests under ASan+UBSa
 	else echo "valgrind not installed; running the example without it"; ./build/c/cluster > /dev/null; fi
 	$(CC) $(CFLAGS_STRICT) -g examples/c/disk_restart.c $(STATICLIB) $(CLIBS) -o build/c/disk_restart
 	rm -rf build/c/disk-example && ./build/c/disk_restart build/c/disk-example > /dev/null && rm -rf build/c/disk-example
+	@# The C ABI bench harnesses (make bench profiles them), short runs under the sanitizers.
+	for h in abi_b3 abi_b5; do \
+	  $(CC) $(CFLAGS_STRICT) $(SANITIZE) -g bench/c/$$h.c $(STATICLIB) $(CLIBS) -o build/c/$$h && \
+	  ASAN_OPTIONS=detect_leaks=1 ./build/c/$$h 300 > /dev/null || exit 1; \
+	done
 
 .PHONY: test-python
 test-python: ## Python package: venv, wheel (maturin), pytest, stubtest, the example

@@ -56,6 +56,11 @@ if [ "$(realpath "$TARGET/release/libraftlet.a")" != "$(realpath -m target/relea
 fi
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -Iinclude bench/c/b1.c target/release/libraftlet.a \
   -lpthread -ldl -lm -o "$OUT/b1_c"
+# B3 and B5 through the C ABI, for instruction counts of the boundary.
+for h in abi_b3 abi_b5; do
+  ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -Iinclude bench/c/$h.c \
+    target/release/libraftlet.a -lpthread -ldl -lm -o "$OUT/$h"
+done
 # -a: relink against the library just built. The go command reused a
 # cached link made against an older libraftlet.a here (same Go sources, a
 # rebuilt library), which measured the old library's heap.
@@ -203,6 +208,15 @@ if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; t
       callgrind_annotate --auto=no --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
       callgrind_annotate --auto=no --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
     done
+  done
+  # The C ABI's B3 and B5 (what the Go view API calls, without Go).
+  for h in abi_b3 abi_b5; do
+    name=${h//_/-}
+    echo "valgrind --tool=callgrind $OUT/$h 20000" >> "$OUT/commands.txt"
+    valgrind --tool=callgrind --callgrind-out-file="$PROFILE/$name.out" "$OUT/$h" 20000 \
+      > "$PROFILE/$name.json" 2> "$PROFILE/$name.log"
+    callgrind_annotate --auto=no --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
+    callgrind_annotate --auto=no --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
   done
 else
   log "valgrind not installed: the profile section is skipped"

@@ -753,7 +753,10 @@ def main() -> None:
                                  ("b1batch-raftlet", 51200, "B1batch 128 B raftlet (per entry)"),
                                  ("b1batch-raft-rs-prost", 51200, "B1batch 128 B raft-rs prost (per entry)"),
                                  ("b1batch-raft-rs-protobuf", 51200,
-                                  "B1batch 128 B raft-rs protobuf (per entry)")):
+                                  "B1batch 128 B raft-rs protobuf (per entry)"),
+                                 ("abi-b3", 20000, "B3 raftlet through the C ABI (per proposal)"),
+                                 ("abi-b5", 20000,
+                                  "B5 raftlet through the C ABI, one read per round (per round)")):
             ipo, fns, files = profile_summary(a.profile, name, per)
             add(f"| {label} | {fmt_num(ipo) if ipo else '—'} | {'<br>'.join(fns)} | "
                 f"{'<br>'.join(files)} |")
@@ -810,8 +813,9 @@ FAIR_RULES = """\
 
 - **Payloads: a fresh one per proposal, for all.** The workloads hand every
   implementation a `&[u8]`, and each makes its own owned copy per proposed
-  entry (raftlet `Bytes::copy_from_slice`, raft-rs `to_vec()`, etcd a new
-  `[]byte`): one allocation and one copy per entry everywhere; no
+  entry (raftlet `copy_payload`, its way of copying a host's bytes: the
+  copy and its reference count in one allocation; raft-rs `to_vec()`; etcd
+  a new `[]byte`): one allocation and one copy per entry everywhere; no
   implementation proposes one shared buffer by reference count.
 - **Decoding copies payloads, for all.** Every received message is decoded
   from its byte buffer into a message that owns its payloads (raftlet
@@ -889,8 +893,9 @@ like raftlet's) is faster than prost where payloads are large.
   sizes computed once, a size-limit shortcut). What is left is work every
   library does per entry: decoding entries (`Entry::merge_raw` and
   `varint_slow`, about 11%), the fresh payload's allocation and its copy
-  (`Bytes::copy_from_slice`, and the shared header `bytes` allocates on the
-  first clone of a `Vec`-backed `Bytes`), reference-count traffic on the
+  (`copy_payload`: one allocation since this round; a `Vec`-backed `Bytes`
+  took a second, its shared header, on its first clone), reference-count
+  traffic on the
   payloads (`shared_clone`/`shared_drop`, about 5%: each atomic counts as
   one instruction in callgrind but costs tens of cycles), and the exact
   sizes of committed entries for the apply budget (`ents_size`, 4%). Time
@@ -909,31 +914,23 @@ like raftlet's) is faster than prost where payloads are large.
   acknowledgement) is what this row measures and what raftlet follows in
   this mode; the 1.5× would need the per-message allocations gone (a
   reusable encode arena per Ready, decoded entry vectors recycled).
-- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** The fresh payload is
-  one allocation per operation by the rules, and `bytes` adds its shared
-  header on the first clone: 2 allocations, against raft-rs's 5–8. By
-  instructions raftlet and raft-rs are level (104M against 103M, prost).
-  The structural difference is the number of Ready cycles: raftlet needs
-  two per proposal (append, then apply once its own acknowledgement is
-  stepped in at `advance`), raft-rs one plus a LightReady; then moves of
-  the 368-byte `Ready` by value through `ready`/`advance` (`memcpy`, 8% of
-  raftlet's instructions). Closing it: a single voter's `advance` handing
-  out the newly committed entries at once (a light Ready), and `advance`
-  taking the Ready by reference.
+- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** One Ready cycle per
+  proposal (`advance_light` hands out the entry its own write committed)
+  and one allocation, the fresh payload the rules require (`copy_payload`
+  puts its reference count in the same allocation; it was two). By
+  instructions raftlet does about 0.8 of raft-rs's work (the profile table
+  below); half would need the per-proposal work itself halved. Where it
+  goes (callgrind, 22,000 proposals, 3.8k instructions each): `ready`
+  18% (cloning the entry into the Ready, the Ready record),
+  `on_persist_ready` 20% (the self-acknowledgement stepped as a message,
+  then the commit), reading the committed entry back from the storage 9%,
+  the payload's copy and drop 13%, the storage append 3%. Next:
+  the leader's own acknowledgement applied without a message, and the
+  committed entry taken from the unstable log before it is released.
 - **B4 (≤ 1 KiB heap per idle group, ≤ 10 ns per tick + has_ready
-  sweep).** Not worked on in this round (the quiescence work is changing
-  the same structs in parallel). The node struct is 944 bytes (the
-  `size_of` row) plus about 780 bytes of heap (the MemoryStorage's
-  `Arc<RwLock<..>>` with its placeholder entry, the progress records with
-  their inflight windows, the quorum sets, the Ready-record queue). The
-  sweep is memory-bound, not instruction-bound: 10,000 groups of ~1.7 KB
-  do not fit in cache, and `has_ready` reads fields on five or six cache
-  lines of each (soft and hard state in RawNode, the message queues, the
-  unstable log, the commit and applying indexes). Closing it: rarely used
-  state (leases, membership policy, read-only queue, events) behind one
-  `Option<Box<..>>`, the hot fields of tick and has_ready first in one
-  `#[repr(C)]` cache line, and the inflight windows allocated on becoming
-  leader.
+  sweep).** Met (the table above): only a leader keeps progress records,
+  the node's fields narrowed, rarely used state boxed, the hot fields of
+  tick and has_ready together.
 - **B6 (not a target; a regression to know of).** B6's CPU time to
   promote_max_lag went from about 6-7 ms (raftlet ahead of raft-rs) to
   about 20 ms (behind raft-rs's rust-protobuf codec) with the copy-once
@@ -951,17 +948,21 @@ like raftlet's) is faster than prost where payloads are large.
 - **B2 Go (via cgo beats etcd native).** With the zero-copy API (ReadyView,
   batch calls, TickSet) met on B1 128 B and 1 KiB, B1batch 128 B, the B4
   sweep (one crossing for all groups) and B5 at 64 reads per round; missed
-  where each operation is small or payloads are large. B3 now makes two
-  crossings per proposal: `ProposeReady` (the proposal, its Ready taken,
+  where each operation is small or payloads are large. B3 makes two
+  crossings per proposal (`ProposeReady`: the proposal, its Ready taken,
   written and its write reported durable, so the entry comes back
-  committed in the same view) and `AdvanceViewNext` (applied; nothing
-  follows), one allocation (the payload). By callgrind that is 8.9k
-  instructions per op (12.2k with four crossings and two Ready cycles;
-  etcd raft 9.2k on the same machine). Large payloads pay the copy into the library at Propose that
-  etcd does not make, and page faults of the C heap growing back after
-  each compaction. Closing the rest: a C Ready built without allocations (reused arrays), and
-  a core whose idle group is smaller (B4 heap: the binding adds about 200
-  bytes per group to the core's)."""
+  committed in the same view; `AdvanceViewNext`), one allocation. What a
+  small operation pays is mostly the C side of the boundary, not the
+  crossing: through the C ABI alone (a C program doing what the Go host
+  does, callgrind) a B3 proposal is 5.7k instructions against the native
+  core's 3.8k, and a B5 round at one read (nine calls, four Ready cycles)
+  28.6k, of which message decoding and encoding are a fifth, allocations a
+  quarter (each C Ready is a boxed struct with its own encoding buffer
+  and view arrays) and the Ready handle's build and drop another fifth.
+  Large payloads pay the copy into the library at Propose that etcd does
+  not make, and page faults of the C heap growing back after each
+  compaction. Closing the rest: a C Ready recycled by its node (its box,
+  buffers and arrays), and the leaner core paths named under B3."""
 
 PROFILE_NOTES = """\
 The changes of this round, each with its before/after profile, are in
