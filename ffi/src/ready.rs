@@ -220,10 +220,12 @@ unsafe impl Send for FlatArrays {}
 // SAFETY: as above: shared reads of immutable data only.
 unsafe impl Sync for FlatArrays {}
 
+/// Appends the encodings of `msgs` to `buf` (room for them reserved by
+/// the caller, from their encoded lengths) and their spans to `spans`.
 fn encode_all(msgs: &[Message], buf: &mut Vec<u8>, spans: &mut Vec<(usize, usize)>) {
     for m in msgs {
         let start = buf.len();
-        m.encode(buf);
+        m.encode_reserved(buf);
         spans.push((start, buf.len() - start));
     }
 }

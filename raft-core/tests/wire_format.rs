@@ -98,6 +98,24 @@ impl Val {
         }
     }
 
+    /// `prefix`, then the value appended with `encode_reserved` (no room
+    /// reserved: the vector must grow as usual).
+    fn encode_reserved_after(&self, prefix: &[u8]) -> Vec<u8> {
+        let mut buf = prefix.to_vec();
+        match self {
+            Val::Entry(v) => v.encode_reserved(&mut buf),
+            Val::HardState(v) => v.encode_reserved(&mut buf),
+            Val::ConfState(v) => v.encode_reserved(&mut buf),
+            Val::SnapshotMetadata(v) => v.encode_reserved(&mut buf),
+            Val::Snapshot(v) => v.encode_reserved(&mut buf),
+            Val::Message(v) => v.encode_reserved(&mut buf),
+            Val::ConfChange(v) => v.encode_reserved(&mut buf),
+            Val::ConfChangeSingle(v) => v.encode_reserved(&mut buf),
+            Val::ConfChangeV2(v) => v.encode_reserved(&mut buf),
+        }
+        buf
+    }
+
     fn encoded_len(&self) -> usize {
         match self {
             Val::Entry(v) => v.encoded_len(),
@@ -299,8 +317,8 @@ fn s<'a>(c: &'a Value, key: &str) -> &'a str {
 // The etcd vectors.
 // ---------------------------------------------------------------------------
 
-/// Every valid vector: our encoding is v3.6's byte for byte, `encoded_len`
-/// is exact, and both v3.6's and v3.7's bytes decode to the value.
+/// Every valid vector: our encoding is v3.6's byte for byte (appended
+/// with `encode_reserved` too), `encoded_len` is exact, and both v3.6's and v3.7's bytes decode to the value.
 #[test]
 fn vectors_valid() {
     let cases = valid_cases();
@@ -314,6 +332,13 @@ fn vectors_valid() {
         let got = want.encode();
         assert_eq!(hex(&got), hex(&v36), "{name}: encoding differs from v3.6");
         assert_eq!(want.encoded_len(), v36.len(), "{name}: encoded_len");
+        let after = want.encode_reserved_after(b"\x01\x02\x03");
+        assert_eq!(hex(&after[3..]), hex(&v36), "{name}: encode_reserved");
+        assert_eq!(
+            &after[..3],
+            b"\x01\x02\x03",
+            "{name}: encode_reserved kept the prefix"
+        );
         assert_eq!(
             Val::decode(ty, &v36).as_ref(),
             Ok(&want),

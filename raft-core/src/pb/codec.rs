@@ -78,6 +78,15 @@ pub trait Encode {
     /// Appends the encoding to `buf`.
     fn encode(&self, buf: &mut Vec<u8>);
 
+    /// Appends the encoding to `buf` as [`Encode::encode`] does, without
+    /// sizing it first: for a caller that reserved room for several values
+    /// from their [`Encode::encoded_len`] already, so that each length is
+    /// computed once (the bytes are the same; with too little room `buf`
+    /// grows as usual).
+    fn encode_reserved(&self, buf: &mut Vec<u8>) {
+        self.encode(buf);
+    }
+
     /// The encoding as a new vector, of exactly the encoded length.
     fn encode_to_vec(&self) -> Vec<u8> {
         let mut v = Vec::new();
@@ -253,6 +262,11 @@ macro_rules! impl_encode_via_raw {
                 } else {
                     buf.reserve(n);
                 }
+                self.write_raw(buf);
+            }
+
+            #[inline]
+            fn encode_reserved(&self, buf: &mut Vec<u8>) {
                 self.write_raw(buf);
             }
         }
