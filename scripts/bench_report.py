@@ -637,11 +637,12 @@ def main() -> None:
         add(f"| {label} | {cell(e)} | {cell(t)} | {fmt_ratio(ratio(t, e, hb))} | {cell(v)} | "
             f"{fmt_ratio(ratio(v, e, hb))} | {cross} |")
     add("")
-    add("Where raftlet through Go is still slower than etcd raft (see bindings/go/README.md, "
+    add("Where raftlet through Go is behind etcd raft or close to it (see bindings/go/README.md, "
         "\"Performance\", for the profiles): rows of small operations pay a fixed cost per "
         "cgo crossing and per C Ready (B3: two crossings per proposal, one Ready cycle; "
-        "native Rust raftlet does B3 about three times faster, so the gap is the boundary, "
-        "not the core); large payloads pay one more copy than etcd (the proposal is "
+        "B5 at one read per round: nine crossings, four Ready cycles; native Rust raftlet "
+        "does B3 about three times faster, so the cost is the boundary, not the core, and "
+        "mostly its C side: the profile table's C ABI rows); large payloads pay one more copy than etcd (the proposal is "
         "copied into the library, which etcd does not need) and page faults of glibc's "
         "heap growing again after each compaction, where Go's heap keeps its pages. B4's "
         "heap per group is mostly the core's (C heap; the Rust B4 row above); the binding "
@@ -677,7 +678,7 @@ def main() -> None:
     if b3r and b3p and b3a:
         t_rows.append(("B3 ≤ half raft-rs's ns/op, 0 allocations/op",
                        f"{b3r[0]:.0f} vs {b3p[0]:.0f} ns/op ({b3p[0] / b3r[0]:.2f}×), "
-                       f"{b3a[0]:.2f} allocations/op besides the fresh payload",
+                       f"{b3a[0]:.2f} allocations/op, the fresh payload the rules require included",
                        b3r[0] * 2 <= b3p[0] and b3a[0] <= 1.0 + 1e-3))
     bb, bbr, bbe = (get("b1batch/128", i, "entries_per_s") for i in ("raftlet", "raft-rs", "etcd"))
     if bb and bbr and bbe:
@@ -946,19 +947,20 @@ like raftlet's) is faster than prost where payloads are large.
   to the system, and the measured window faults it back in. Not confirmed;
   to investigate before relying on B6.
 - **B2 Go (via cgo beats etcd native).** With the zero-copy API (ReadyView,
-  batch calls, TickSet) met on B1 128 B and 1 KiB, B1batch 128 B, the B4
-  sweep (one crossing for all groups) and B5 at 64 reads per round; missed
-  where each operation is small or payloads are large. B3 makes two
-  crossings per proposal (`ProposeReady`: the proposal, its Ready taken,
+  batch calls, TickSet) met on every B1 row, B1batch 128 B and 1 KiB, B3
+  (narrowly: its range overlaps etcd's), the B4 sweep (one crossing for all
+  groups) and B5 at 64 reads per round; missed on B5 at one read per round
+  and B1batch 16 KiB. B3 makes two crossings per proposal (`ProposeReady`: the proposal, its Ready taken,
   written and its write reported durable, so the entry comes back
   committed in the same view; `AdvanceViewNext`), one allocation. What a
   small operation pays is mostly the C side of the boundary, not the
-  crossing: through the C ABI alone (a C program doing what the Go host
-  does, callgrind) a B3 proposal is 5.7k instructions against the native
-  core's 3.8k, and a B5 round at one read (nine calls, four Ready cycles)
-  28.6k, of which message decoding and encoding are a fifth, allocations a
-  quarter (each C Ready is a boxed struct with its own encoding buffer
-  and view arrays) and the Ready handle's build and drop another fifth.
+  crossing: through the C ABI alone (bench/c/abi_b3.c and abi_b5.c, the
+  calls the Go host makes; the profile table below) a B3 proposal is 5.9k
+  instructions against the native core's 3.8k, and a B5 round at one read
+  (nine calls, four Ready cycles) 28k: the C Ready handle's build and drop
+  (a boxed struct of about 1 KB with its own encoding buffer and view
+  arrays) about a quarter, message decoding and encoding about a seventh,
+  malloc and free (much of it the handle's) a sixth.
   Large payloads pay the copy into the library at Propose that etcd does
   not make, and page faults of the C heap growing back after each
   compaction. Closing the rest: a C Ready recycled by its node (its box,

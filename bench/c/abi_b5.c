@@ -14,17 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "raftlet.h"
-
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        raftlet_result rc_ = (call);                                                  \
-        if (rc_ != RAFTLET_OK) {                                                      \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call, \
-                    raftlet_result_str(rc_), raftlet_last_error_message());           \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 #define NODES 3
 #define MAX_WIRE 1024

@@ -14,17 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "raftlet.h"
-
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        raftlet_result rc_ = (call);                                                  \
-        if (rc_ != RAFTLET_OK) {                                                      \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call, \
-                    raftlet_result_str(rc_), raftlet_last_error_message());           \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 typedef struct {
     raftlet_node *node;
