@@ -210,7 +210,7 @@ pub mod validate;
 
 pub use config::{Config, ReadOnlyOption};
 pub use errors::{Error, Result, StorageError};
-pub use payload::{copy_payload, MAX_INLINE_PAYLOAD};
+pub use payload::{copy_payload, payload_from_vec, MAX_INLINE_PAYLOAD};
 #[cfg(feature = "bug-injection")]
 pub use raft::Bugs;
 pub use raft::{MembershipEvent, NotPromotable, ReadState, SoftState, StateRole, INVALID_ID};

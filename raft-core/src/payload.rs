@@ -67,6 +67,17 @@ pub fn copy_payload(data: &[u8]) -> Bytes {
     }
 }
 
+/// `data`, a host's owned vector, as a payload: copied into one
+/// allocation with its reference count as [`copy_payload`] does when it is
+/// small, kept as it is (no copy) when it is larger.
+pub fn payload_from_vec(data: Vec<u8>) -> Bytes {
+    if data.len() <= MAX_INLINE_PAYLOAD {
+        copy_payload(&data)
+    } else {
+        Bytes::from(data)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +94,24 @@ mod tests {
             let s = q.slice(len / 3..len - len / 3);
             drop(q);
             assert_eq!(&s[..], &data[len / 3..len - len / 3], "len {len}, a slice");
+        }
+    }
+
+    #[test]
+    fn owned_vectors_become_payloads_at_every_size() {
+        for len in [0, 1, 100, MAX_INLINE_PAYLOAD, MAX_INLINE_PAYLOAD + 1, 4096] {
+            let data: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let ptr = data.as_ptr();
+            let p = payload_from_vec(data.clone());
+            assert_eq!(&p[..], &data[..], "len {len}");
+            if len > MAX_INLINE_PAYLOAD {
+                let kept = payload_from_vec(data);
+                assert_eq!(
+                    kept.as_ptr(),
+                    ptr,
+                    "len {len}: a large vector is kept, not copied"
+                );
+            }
         }
     }
 

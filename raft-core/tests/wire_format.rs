@@ -318,7 +318,8 @@ fn s<'a>(c: &'a Value, key: &str) -> &'a str {
 // ---------------------------------------------------------------------------
 
 /// Every valid vector: our encoding is v3.6's byte for byte (appended
-/// with `encode_reserved` too), `encoded_len` is exact, and both v3.6's and v3.7's bytes decode to the value.
+/// with `encode_reserved` too), `encoded_len` is exact, and both v3.6's
+/// and v3.7's bytes decode to the value.
 #[test]
 fn vectors_valid() {
     let cases = valid_cases();

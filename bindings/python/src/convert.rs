@@ -110,12 +110,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for BytesArg {
             return Ok(BytesArg(raftlet::copy_payload(b.as_bytes())));
         }
         if let Ok(b) = obj.cast::<PyByteArray>() {
-            let v = b.to_vec();
-            return Ok(BytesArg(if v.len() <= raftlet::MAX_INLINE_PAYLOAD {
-                raftlet::copy_payload(&v)
-            } else {
-                Bytes::from(v)
-            }));
+            return Ok(BytesArg(raftlet::payload_from_vec(b.to_vec())));
         }
         if obj.is_instance_of::<PyString>() {
             return Err(PyTypeError::new_err(
