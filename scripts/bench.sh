@@ -189,6 +189,17 @@ RUNS_END=$(date +%s)
 PROFILE=$OUT/profile
 mkdir -p "$PROFILE"
 "$RB" sizes > "$PROFILE/sizes.json"
+# profile NAME CMD...: CMD under callgrind; its output, log and the self and
+# inclusive annotations land in $PROFILE/NAME.*.
+profile() {
+  local name=$1
+  shift
+  echo "valgrind --tool=callgrind $*" >> "$OUT/commands.txt"
+  valgrind --tool=callgrind --callgrind-out-file="$PROFILE/$name.out" "$@" \
+    > "$PROFILE/$name.json" 2> "$PROFILE/$name.log"
+  callgrind_annotate --auto=no --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
+  callgrind_annotate --auto=no --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
+}
 if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
   log "callgrind (instruction counts)"
   for spec in "b3 raftlet ops=20000" "b3 raft-rs ops=20000" \
@@ -202,21 +213,12 @@ if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; t
       name=$1-$2
       [ "${4:-}" = one=1 ] && name=b1batch-$2
       [ "$2" = raft-rs ] && { [ "$bin" = "$RB" ] && name=$name-prost || name=$name-protobuf; }
-      echo "valgrind --tool=callgrind $bin $spec" >> "$OUT/commands.txt"
-      valgrind --tool=callgrind --callgrind-out-file="$PROFILE/$name.out" "$bin" $spec \
-        > "$PROFILE/$name.json" 2> "$PROFILE/$name.log"
-      callgrind_annotate --auto=no --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
-      callgrind_annotate --auto=no --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
+      profile "$name" "$bin" $spec
     done
   done
   # The C ABI's B3 and B5 (what the Go view API calls, without Go).
   for h in abi_b3 abi_b5; do
-    name=${h//_/-}
-    echo "valgrind --tool=callgrind $OUT/$h 20000" >> "$OUT/commands.txt"
-    valgrind --tool=callgrind --callgrind-out-file="$PROFILE/$name.out" "$OUT/$h" 20000 \
-      > "$PROFILE/$name.json" 2> "$PROFILE/$name.log"
-    callgrind_annotate --auto=no --inclusive=no "$PROFILE/$name.out" > "$PROFILE/$name.self.txt" 2>/dev/null || true
-    callgrind_annotate --auto=no --inclusive=yes "$PROFILE/$name.out" > "$PROFILE/$name.incl.txt" 2>/dev/null || true
+    profile "${h//_/-}" "$OUT/$h" 20000
   done
 else
   log "valgrind not installed: the profile section is skipped"
