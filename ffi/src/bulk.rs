@@ -11,13 +11,14 @@ use crate::raftlet_bytes;
 use crate::result::set_last_error;
 use crate::result::{code, fail, from_error, last_error, raftlet_result, raftlet_result::*};
 
-/// The `count` byte slices at `p` (NULL allowed only with `count` 0), each
-/// checked: a NULL `ptr` with a non-zero `len` is refused.
-fn byte_slices<'a>(
+/// The `count` byte views at `p` (NULL allowed only with `count` 0),
+/// each checked: a NULL `ptr` with a non-zero `len` is refused. Read them
+/// with [`bytes_of`].
+fn checked_bytes<'a>(
     p: *const raftlet_bytes,
     count: usize,
     name: &str,
-) -> Result<Vec<&'a [u8]>, raftlet_result> {
+) -> Result<&'a [raftlet_bytes], raftlet_result> {
     if p.is_null() {
         if count != 0 {
             return Err(fail(
@@ -25,27 +26,49 @@ fn byte_slices<'a>(
                 format!("argument `{name}` is NULL with a non-zero count"),
             ));
         }
-        return Ok(Vec::new());
+        return Ok(&[]);
     }
     // SAFETY: the caller promises `count` readable raftlet_bytes at `p`.
     let items = unsafe { std::slice::from_raw_parts(p, count) };
-    let mut out = Vec::with_capacity(count);
-    for (i, b) in items.iter().enumerate() {
-        if b.ptr.is_null() {
-            if b.len != 0 {
-                return Err(fail(
-                    RAFTLET_ERR_NULL_ARG,
-                    format!("`{name}[{i}]` is NULL with a non-zero length"),
-                ));
-            }
-            out.push(&[][..]);
-        } else {
-            // SAFETY: the caller promises `len` readable bytes at `ptr`
-            // for the duration of the call.
-            out.push(unsafe { std::slice::from_raw_parts(b.ptr, b.len) });
+    if let Some(i) = items.iter().position(|b| b.ptr.is_null() && b.len != 0) {
+        return Err(fail(
+            RAFTLET_ERR_NULL_ARG,
+            format!("`{name}[{i}]` is NULL with a non-zero length"),
+        ));
+    }
+    Ok(items)
+}
+
+/// The bytes a view from [`checked_bytes`] points to.
+fn bytes_of(b: &raftlet_bytes) -> &[u8] {
+    if b.ptr.is_null() {
+        &[]
+    } else {
+        // SAFETY: checked by `checked_bytes`; the caller promises `len`
+        // readable bytes at `ptr` for the duration of the call.
+        unsafe { std::slice::from_raw_parts(b.ptr, b.len) }
+    }
+}
+
+/// The vector raftlet_node_step_batch decodes into, kept per thread with
+/// its capacity (a message is 160 bytes; the largest kept holds 256).
+struct DecodeBuf;
+
+thread_local! {
+    static DECODED: std::cell::Cell<Vec<(usize, Message)>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl DecodeBuf {
+    fn take() -> Vec<(usize, Message)> {
+        DECODED.try_with(|c| c.take()).unwrap_or_default()
+    }
+
+    fn put(v: Vec<(usize, Message)>) {
+        const MAX_KEPT: usize = 256;
+        if v.is_empty() && v.capacity() <= MAX_KEPT {
+            let _ = DECODED.try_with(|c| c.set(v));
         }
     }
-    Ok(out)
 }
 
 /// Steps `count` raftpb-encoded messages (`msgs[i]`, read for the duration
@@ -70,7 +93,7 @@ pub unsafe extern "C" fn raftlet_node_step_batch(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(node);
-        let bufs = match byte_slices(msgs, count, "msgs") {
+        let bufs = match checked_bytes(msgs, count, "msgs") {
             Ok(b) => b,
             Err(c) => return c,
         };
@@ -91,27 +114,25 @@ pub unsafe extern "C" fn raftlet_node_step_batch(
                 first = Some((c, last_error()));
             }
         };
-        let decoded: Vec<Option<Message>> = bufs
-            .iter()
-            .enumerate()
-            .map(|(i, b)| match Message::decode(b) {
-                Ok(m) => Some(m),
-                Err(e) => {
-                    let c = from_error(&e.into());
-                    note(i, c, results);
-                    None
-                }
-            })
-            .collect();
+        let mut decoded = DecodeBuf::take();
+        decoded.reserve(bufs.len());
+        for (i, b) in bufs.iter().enumerate() {
+            match Message::decode(bytes_of(b)) {
+                Ok(m) => decoded.push((i, m)),
+                Err(e) => note(i, from_error(&e.into()), results),
+            }
+        }
         let rc = with_node(node, |n| {
-            for (i, m) in decoded.into_iter().enumerate() {
-                if let Some(m) = m {
-                    let c = code(&n.step(m));
-                    note(i, c, results);
-                }
+            for (i, m) in decoded.drain(..) {
+                let c = code(&n.step(m));
+                note(i, c, results);
             }
             RAFTLET_OK
         });
+        // A poisoned node left its messages undelivered: they go with the
+        // vector's memory.
+        decoded.clear();
+        DecodeBuf::put(decoded);
         if rc != RAFTLET_OK {
             return rc;
         }
@@ -137,33 +158,33 @@ pub unsafe extern "C" fn raftlet_node_propose_batch(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(node);
-        let bufs = match byte_slices(payloads, count, "payloads") {
+        let bufs = match checked_bytes(payloads, count, "payloads") {
             Ok(b) => b,
             Err(c) => return c,
         };
+        let bufs = bufs.iter().map(bytes_of);
         // Small batches: one copy of the whole batch, each entry a view of
         // it (one allocation). Large ones: a copy per payload, so that no
         // huge buffer is mapped per batch and each entry frees its memory
         // when compacted.
         // The largest batch proposal copied into one buffer.
         const ONE_BUFFER_BATCH: usize = 64 << 10;
-        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        let total: usize = bufs.clone().map(|b| b.len()).sum();
         let batch: Vec<Bytes> = if total <= ONE_BUFFER_BATCH {
             let mut all = Vec::with_capacity(total);
-            for b in &bufs {
+            for b in bufs.clone() {
                 all.extend_from_slice(b);
             }
             let all = Bytes::from(all);
             let mut at = 0;
-            bufs.iter()
-                .map(|b| {
-                    let d = all.slice(at..at + b.len());
-                    at += b.len();
-                    d
-                })
-                .collect()
+            bufs.map(|b| {
+                let d = all.slice(at..at + b.len());
+                at += b.len();
+                d
+            })
+            .collect()
         } else {
-            bufs.iter().map(|b| raftlet_core::copy_payload(b)).collect()
+            bufs.map(raftlet_core::copy_payload).collect()
         };
         with_node(node, |n| code(&n.propose_batch(batch)))
     })

@@ -64,6 +64,12 @@ pub struct raftlet_bytes {
 }
 
 impl raftlet_bytes {
+    /// No bytes (a NULL pointer and a length of 0).
+    pub(crate) const EMPTY: raftlet_bytes = raftlet_bytes {
+        ptr: std::ptr::null(),
+        len: 0,
+    };
+
     pub(crate) fn from_slice(s: &[u8]) -> raftlet_bytes {
         raftlet_bytes {
             ptr: if s.is_empty() {

@@ -14,7 +14,7 @@ use crate::any_storage::AnyStorage;
 use raftlet_disk::{MissingWrite, ReadyWrites};
 
 use crate::config::raftlet_config;
-use crate::ready::raftlet_ready;
+use crate::ready::{raftlet_ready, NewReady};
 use crate::result::{code, fail, from_error, raftlet_result, raftlet_result::*};
 use crate::storage::raftlet_storage;
 
@@ -468,9 +468,9 @@ pub unsafe extern "C" fn raftlet_node_ready(
     ffi_boundary!({
         check_null!(ready_out);
         with_state(node, |st, track| {
-            let rd = take_ready(st, track);
+            let rd = take_ready(st, track).seal();
             // SAFETY: non-null output pointer.
-            unsafe { *ready_out = Box::into_raw(Box::new(rd)) };
+            unsafe { *ready_out = rd };
             RAFTLET_OK
         })
     })
@@ -600,15 +600,13 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
             Ok(None) => return RAFTLET_OK,
             Err(rc) => return rc,
         };
-        // SAFETY: the ready just created, not handed out yet: this call
-        // alone reaches it until it is put in `*ready_out`.
-        let r = unsafe { &mut *taken };
+        let mut r = taken;
         // SAFETY: non-null handle from raftlet_storage_new_memory or
         // raftlet_storage_open, alive for the call.
         let store = unsafe { &*storage };
         // The write happens outside the node lock, as with the separate
         // calls.
-        let mut written = crate::storage::append_ready(store, r);
+        let mut written = crate::storage::append_ready(store, &r);
         if written == RAFTLET_OK && r.rd.snapshot.is_none() {
             let mut commit = None;
             // A poisoned node acknowledges nothing: the ready goes out as
@@ -630,7 +628,9 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
                 written = code(&store.inner.set_commit(c));
             }
         }
-        let flat: *const crate::ready::raftlet_ready_flat = r.flat_ref();
+        let taken = r.seal();
+        // SAFETY: the ready just handed out, alive until raftlet_ready_free.
+        let flat: *const crate::ready::raftlet_ready_flat = unsafe { (*taken).flat_ref() };
         // SAFETY: non-null output pointers.
         unsafe {
             *ready_out = taken;
@@ -645,8 +645,7 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
 /// The start of the calls that take a ready and hand it out: the outputs
 /// cleared (NULL, RAFTLET_OK, false), then the node's next ready taken,
 /// or none (`Ok(None)`) when `only_if_ready` and the node has nothing;
-/// `Err` is the node's failure (nothing taken). The ready returned is
-/// just created, owned by the caller until it is handed out.
+/// `Err` is the node's failure (nothing taken).
 ///
 /// # Safety
 /// The output pointers are non-null and writable.
@@ -657,7 +656,7 @@ unsafe fn take_to_hand_out(
     flat_out: *mut *const crate::ready::raftlet_ready_flat,
     persist_out: *mut raftlet_result,
     has_ready_out: *mut bool,
-) -> Result<Option<*mut raftlet_ready>, raftlet_result> {
+) -> Result<Option<NewReady>, raftlet_result> {
     // SAFETY: non-null output pointers (the caller's promise).
     unsafe {
         *ready_out = std::ptr::null_mut();
@@ -665,21 +664,21 @@ unsafe fn take_to_hand_out(
         *persist_out = RAFTLET_OK;
         *has_ready_out = false;
     }
-    let mut taken: *mut raftlet_ready = std::ptr::null_mut();
+    let mut taken = None;
     let rc = with_state(node, |st, track| {
         if only_if_ready && !st.rn.has_ready() {
             return RAFTLET_OK;
         }
-        taken = Box::into_raw(Box::new(take_ready(st, track)));
+        taken = Some(take_ready(st, track));
         RAFTLET_OK
     });
     if rc != RAFTLET_OK {
         return Err(rc);
     }
-    Ok((!taken.is_null()).then_some(taken))
+    Ok(taken)
 }
 
-/// Hands `taken` (a ready just created, non-null) out with its flat view,
+/// Hands `taken` out with its flat view,
 /// persists it into `storage` when that is not NULL (the outcome in
 /// `*persist_out`), and reads whether the node has another ready.
 ///
@@ -688,14 +687,16 @@ unsafe fn take_to_hand_out(
 /// live handle.
 unsafe fn hand_out(
     node: *const raftlet_node,
-    taken: *mut raftlet_ready,
+    taken: NewReady,
     storage: *mut raftlet_storage,
     ready_out: *mut *mut raftlet_ready,
     flat_out: *mut *const crate::ready::raftlet_ready_flat,
     persist_out: *mut raftlet_result,
     has_ready_out: *mut bool,
 ) {
-    // SAFETY: the ready just created, owned by the caller from here.
+    let taken = taken.seal();
+    // SAFETY: the ready just handed out, owned by the caller from here
+    // and alive for this call.
     let r = unsafe { &*taken };
     let flat: *const crate::ready::raftlet_ready_flat = r.flat_ref();
     // SAFETY: non-null output pointers.
@@ -726,14 +727,14 @@ fn read_has_ready(node: *const raftlet_node, has_ready_out: *mut bool) {
 }
 
 /// Takes the next ready of the locked node (raftlet_node_ready's body).
-fn take_ready(st: &mut NodeState, track: &Arc<NodeTrack>) -> raftlet_ready {
+fn take_ready(st: &mut NodeState, track: &Arc<NodeTrack>) -> NewReady {
     let rd = st.rn.ready();
     if let Some(last) = rd.committed_entries.last() {
         st.applying = st.applying.max(last.index);
     }
     let term = st.rn.basic_status().hard_state.term;
     st.written.record(&rd, term);
-    raftlet_ready::new(rd, Arc::clone(track), st.applying, st.written)
+    NewReady::new(rd, Arc::clone(track), st.applying, st.written)
 }
 
 /// Reports ready `number` of the locked node durable and takes what that
@@ -776,7 +777,7 @@ fn advance_ready_light(
     node: *const raftlet_node,
     ready: *const raftlet_ready,
     apply: bool,
-    light: Option<&mut *mut raftlet_ready>,
+    light: Option<&mut Option<NewReady>>,
 ) -> raftlet_result {
     // NULL first: a NULL node must not be reported as "another node".
     if node.is_null() {
@@ -854,14 +855,13 @@ fn advance_ready_light(
                 let mut rd = Ready::default();
                 rd.committed_entries = committed;
                 rd.messages = messages;
-                let light = raftlet_ready::new_light(
+                *out = Some(NewReady::new_light(
                     rd,
                     Arc::clone(track),
                     st.applying,
                     st.written,
                     commit,
-                );
-                *out = Box::into_raw(Box::new(light));
+                ));
             }
         }
         RAFTLET_OK
@@ -948,16 +948,13 @@ pub unsafe extern "C" fn raftlet_node_advance_light(
             *persist_out = RAFTLET_OK;
             *has_ready_out = false;
         }
-        let mut light: *mut raftlet_ready = std::ptr::null_mut();
+        let mut light = None;
         let rc = advance_ready_light(node, ready, true, Some(&mut light));
         if rc != RAFTLET_OK {
             return rc;
         }
-        if light.is_null() {
-            read_has_ready(node, has_ready_out);
-        } else {
-            // SAFETY: the light ready just created; the output pointers
-            // checked non-null above.
+        if let Some(light) = light {
+            // SAFETY: the output pointers checked non-null above.
             unsafe {
                 hand_out(
                     node,
@@ -969,6 +966,8 @@ pub unsafe extern "C" fn raftlet_node_advance_light(
                     has_ready_out,
                 )
             };
+        } else {
+            read_has_ready(node, has_ready_out);
         }
         RAFTLET_OK
     })

@@ -1,5 +1,7 @@
 //! `raftlet_ready`: a Ready batch with zero-copy accessors.
 
+use std::cell::RefCell;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -117,108 +119,174 @@ pub struct raftlet_ready {
     /// The whole ready as one envelope (raftlet_ready_encode), built on
     /// first use.
     envelope: OnceLock<Vec<u8>>,
-    /// The view arrays of raftlet_ready_view, built on first use.
-    flat: OnceLock<FlatArrays>,
+    /// The view arrays of raftlet_ready_view, built when the ready is
+    /// handed out ([`NewReady::seal`]), never changed after.
+    flat: FlatArrays,
 }
 
 impl Drop for raftlet_ready {
     fn drop(&mut self) {
-        if let Some(f) = self.flat.take() {
-            SpareViews::put(f.entries, f.committed_entries);
-        }
         // The largest message-encoding buffer a node keeps for its next ready.
         const MAX_SPARE_BUF: usize = 64 << 20;
-        // The smallest: below it a fresh buffer is a cheap allocation from
-        // the allocator's free lists (no pages mapped and faulted in), and
-        // an idle group, whose readies carry a heartbeat response or two,
-        // keeps no buffer at all.
-        const MIN_SPARE_BUF: usize = 4 << 10;
-        let buf = std::mem::take(&mut self.buf);
+        let mut buf = std::mem::take(&mut self.buf);
+        // A large buffer goes back to its node, whose next readies are
+        // likely as large (a leader's appends); a small one to the thread,
+        // with the other arrays.
         if (MIN_SPARE_BUF..=MAX_SPARE_BUF).contains(&buf.capacity()) {
             let mut spare = self.track.spare_buf.lock();
             match spare.as_mut() {
                 Some(s) if s.capacity() >= buf.capacity() => {}
-                Some(s) => **s = buf,
-                None => *spare = Some(Box::new(buf)),
+                Some(s) => **s = std::mem::take(&mut buf),
+                None => *spare = Some(Box::new(std::mem::take(&mut buf))),
             }
         }
+        let f = &mut self.flat;
+        Spare::put_parts(Parts {
+            buf,
+            spans: std::mem::take(&mut self.spans),
+            messages: std::mem::take(&mut f.messages),
+            entries: std::mem::take(&mut f.entries),
+            committed_entries: std::mem::take(&mut f.committed_entries),
+            read_states: std::mem::take(&mut f.read_states),
+        });
     }
 }
+
+/// The smallest message-encoding buffer a node keeps for its next ready
+/// (see `Drop`): below it a buffer stays with the thread, whose next ready
+/// of any group reuses it, and an idle group, whose readies carry a
+/// heartbeat response or two, keeps no buffer at all.
+const MIN_SPARE_BUF: usize = 4 << 10;
 
 /// The arrays raftlet_ready_view points into. Their pointers point into
 /// the ready's own immutable data (the message encodings, the entries'
 /// payloads, the read contexts), which lives as long as the ready.
 struct FlatArrays {
-    /// Owns the array `view.messages` points into (only read through it).
-    #[allow(dead_code)]
     messages: Vec<raftlet_message_view>,
     entries: Vec<raftlet_entry_view>,
     committed_entries: Vec<raftlet_entry_view>,
-    /// Owns the array `view.read_states` points into.
-    #[allow(dead_code)]
     read_states: Vec<raftlet_read_state_view>,
     /// The whole flat view over these arrays (raftlet_ready_view copies
     /// it; raftlet_node_ready_flat hands out a pointer to it).
     view: raftlet_ready_flat,
 }
 
-/// Emptied entry-view arrays kept for the next raftlet_ready_view of
-/// the thread: no allocation per ready for them. They are kept per
-/// thread, not per node, so that an idle group keeps nothing.
+// SAFETY: the raw pointers inside point into data the ready owns and never
+// mutates after it is handed out; reading them from several threads is as
+// safe as reading the ready itself, which is immutable from then on.
+unsafe impl Send for FlatArrays {}
+// SAFETY: as above: shared reads of immutable data only.
+unsafe impl Sync for FlatArrays {}
+
+/// The arrays of a freed ready, emptied, for the next ready the thread
+/// makes: a Ready cycle then allocates none of them.
 #[derive(Default)]
-struct SpareViews {
+struct Parts {
+    buf: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    messages: Vec<raftlet_message_view>,
     entries: Vec<raftlet_entry_view>,
-    committed: Vec<raftlet_entry_view>,
+    committed_entries: Vec<raftlet_entry_view>,
+    read_states: Vec<raftlet_read_state_view>,
 }
+
+impl Parts {
+    /// Whether the arrays are worth keeping: some capacity, none above
+    /// the limit a thread keeps.
+    fn worth_keeping(&self) -> bool {
+        // The most elements of an array a thread keeps (40 bytes a view).
+        const MAX_VIEWS: usize = 1024;
+        let caps = [
+            self.spans.capacity(),
+            self.messages.capacity(),
+            self.entries.capacity(),
+            self.committed_entries.capacity(),
+            self.read_states.capacity(),
+        ];
+        self.buf.capacity() < MIN_SPARE_BUF
+            && caps.iter().all(|&c| c <= MAX_VIEWS)
+            && (self.buf.capacity() > 0 || caps.iter().any(|&c| c > 0))
+    }
+}
+
+/// What the freed readies of a thread leave for its next ones: the boxes
+/// (a ready is about 800 bytes, allocated and freed once per Ready cycle
+/// otherwise) and their arrays. Kept per thread, not per node, so that an
+/// idle group keeps nothing; a few of each, for hosts that hold several
+/// readies at once (one per group of a batch).
+#[derive(Default)]
+struct Spare {
+    // The boxes are the point: their allocations are what is kept.
+    #[allow(clippy::vec_box)]
+    homes: Vec<Box<MaybeUninit<raftlet_ready>>>,
+    parts: Vec<Parts>,
+}
+
+/// How many boxes, and how many sets of arrays, a thread keeps.
+const SPARE_DEPTH: usize = 4;
 
 thread_local! {
-    static SPARE_VIEWS: std::cell::RefCell<SpareViews> = Default::default();
+    static SPARE: RefCell<Spare> = Default::default();
 }
 
-impl SpareViews {
-    /// The thread's spare arrays (empty ones when there are none).
-    fn take() -> (Vec<raftlet_entry_view>, Vec<raftlet_entry_view>) {
-        SPARE_VIEWS
+impl Spare {
+    /// A box and arrays for a new ready: the thread's spares, or new ones.
+    fn take() -> (Box<MaybeUninit<raftlet_ready>>, Parts) {
+        SPARE
             .try_with(|s| {
                 let mut s = s.borrow_mut();
+                let home = s.homes.pop();
+                (home, s.parts.pop())
+            })
+            .ok()
+            .map(|(home, parts)| {
                 (
-                    std::mem::take(&mut s.entries),
-                    std::mem::take(&mut s.committed),
+                    home.unwrap_or_else(Box::new_uninit),
+                    parts.unwrap_or_default(),
                 )
             })
-            .unwrap_or_default()
+            .unwrap_or_else(|| (Box::new_uninit(), Parts::default()))
     }
 
-    /// Keeps the arrays, emptied, for the thread's next ready (each
-    /// replaces a smaller one).
-    fn put(mut entries: Vec<raftlet_entry_view>, mut committed: Vec<raftlet_entry_view>) {
-        // The largest arrays a thread keeps (40 bytes a view).
-        const MAX_VIEWS: usize = 1024;
-        let (ce, cc) = (entries.capacity(), committed.capacity());
-        if (ce == 0 && cc == 0) || ce > MAX_VIEWS || cc > MAX_VIEWS {
+    /// Keeps a freed ready's arrays, emptied, when the thread has room.
+    fn put_parts(mut p: Parts) {
+        if !p.worth_keeping() {
             return;
         }
-        entries.clear();
-        committed.clear();
+        p.buf.clear();
+        p.spans.clear();
+        p.messages.clear();
+        p.entries.clear();
+        p.committed_entries.clear();
+        p.read_states.clear();
         // During thread teardown the thread-local may be gone: dropped then.
-        let _ = SPARE_VIEWS.try_with(|s| {
+        let _ = SPARE.try_with(|s| {
             let mut s = s.borrow_mut();
-            if s.entries.capacity() < ce {
-                s.entries = entries;
+            if s.parts.len() < SPARE_DEPTH {
+                s.parts.push(p);
             }
-            if s.committed.capacity() < cc {
-                s.committed = committed;
+        });
+    }
+
+    /// Drops a ready and keeps its box for the thread's next one, when the
+    /// thread has room.
+    fn free(ready: Box<raftlet_ready>) {
+        let raw = Box::into_raw(ready);
+        // SAFETY: `raw` is the live, uniquely owned ready just taken out
+        // of its box; after the drop its memory is uninitialised and is
+        // owned again as such by `home`, which has the same layout.
+        let home = unsafe {
+            std::ptr::drop_in_place(raw);
+            Box::from_raw(raw.cast::<MaybeUninit<raftlet_ready>>())
+        };
+        let _ = SPARE.try_with(|s| {
+            let mut s = s.borrow_mut();
+            if s.homes.len() < SPARE_DEPTH {
+                s.homes.push(home);
             }
         });
     }
 }
-
-// SAFETY: the raw pointers inside point into data the ready owns and never
-// mutates after creation; reading them from several threads is as safe as
-// reading the ready itself, which is immutable once created.
-unsafe impl Send for FlatArrays {}
-// SAFETY: as above: shared reads of immutable data only.
-unsafe impl Sync for FlatArrays {}
 
 /// Appends the encodings of `msgs` to `buf` (room for them reserved by
 /// the caller, from their encoded lengths) and their spans to `spans`.
@@ -230,39 +298,67 @@ fn encode_all(msgs: &[Message], buf: &mut Vec<u8>, spans: &mut Vec<(usize, usize
     }
 }
 
-/// The message-encoding buffer the node's last freed ready left (see
-/// `Drop`), emptied, or a new empty one.
-fn take_spare_buf(track: &NodeTrack) -> Vec<u8> {
-    let mut buf = track
-        .spare_buf
-        .lock()
-        .as_mut()
-        .map(|b| std::mem::take(&mut **b))
-        .unwrap_or_default();
-    buf.clear();
-    buf
+/// Makes room for `extra` more bytes in a ready's message-encoding buffer:
+/// a large write takes the buffer the node's last large ready left (see
+/// `Drop`) when that is larger.
+fn reserve_buf(buf: &mut Vec<u8>, track: &NodeTrack, extra: usize) {
+    let need = buf.len() + extra;
+    if need > buf.capacity() && need >= MIN_SPARE_BUF && buf.is_empty() {
+        if let Some(spare) = track.spare_buf.lock().as_mut() {
+            if spare.capacity() > buf.capacity() {
+                std::mem::swap(buf, &mut **spare);
+                buf.clear();
+            }
+        }
+    }
+    buf.reserve(extra);
 }
 
-impl raftlet_ready {
+/// A ready being made: owned by the call that takes it until
+/// [`NewReady::seal`] builds its views and hands it out. Dropping it
+/// frees it.
+pub(crate) struct NewReady(Box<raftlet_ready>);
+
+impl std::ops::Deref for NewReady {
+    type Target = raftlet_ready;
+    fn deref(&self) -> &raftlet_ready {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for NewReady {
+    fn deref_mut(&mut self) -> &mut raftlet_ready {
+        &mut self.0
+    }
+}
+
+impl NewReady {
+    /// A ready for `rd`, its messages encoded.
     pub(crate) fn new(
         rd: Ready,
         track: Arc<NodeTrack>,
         applying: u64,
         written: ReadyWrites,
-    ) -> raftlet_ready {
+    ) -> NewReady {
+        let (home, parts) = Spare::take();
+        let Parts {
+            mut buf,
+            mut spans,
+            messages,
+            entries,
+            committed_entries,
+            read_states,
+        } = parts;
         let total: usize = rd
             .messages
             .iter()
             .chain(rd.persisted_messages.iter())
             .map(|m| m.encoded_len())
             .sum();
-        let mut buf = if total > 0 {
-            take_spare_buf(&track)
-        } else {
-            Vec::new()
-        };
-        buf.reserve(total);
-        let mut spans = Vec::with_capacity(rd.messages.len() + rd.persisted_messages.len());
+        if total > 0 {
+            reserve_buf(&mut buf, &track, total);
+        }
+        spans.reserve(rd.messages.len() + rd.persisted_messages.len());
         encode_all(&rd.messages, &mut buf, &mut spans);
         encode_all(&rd.persisted_messages, &mut buf, &mut spans);
         let snapshot_encoded = rd
@@ -270,7 +366,8 @@ impl raftlet_ready {
             .as_ref()
             .map(|s| s.encode_to_vec())
             .unwrap_or_default();
-        raftlet_ready {
+        let mut home = home;
+        home.write(raftlet_ready {
             rd,
             track,
             applying,
@@ -281,8 +378,16 @@ impl raftlet_ready {
             spans,
             snapshot_encoded,
             envelope: OnceLock::new(),
-            flat: OnceLock::new(),
-        }
+            flat: FlatArrays {
+                messages,
+                entries,
+                committed_entries,
+                read_states,
+                view: raftlet_ready_flat::EMPTY,
+            },
+        });
+        // SAFETY: written whole just above.
+        NewReady(unsafe { home.assume_init() })
     }
 
     /// A light ready holding `rd`'s committed entries and messages, and
@@ -293,8 +398,8 @@ impl raftlet_ready {
         applying: u64,
         written: ReadyWrites,
         commit: Option<u64>,
-    ) -> raftlet_ready {
-        let mut r = raftlet_ready::new(rd, track, applying, written);
+    ) -> NewReady {
+        let mut r = NewReady::new(rd, track, applying, written);
         r.light = Some(commit);
         r
     }
@@ -306,8 +411,6 @@ impl raftlet_ready {
     /// and advancing it reports its entries applied. Every message may now
     /// leave at once, so the ones that waited for the write join the
     /// others, in their order, with the new ones after them.
-    ///
-    /// Called before the ready is handed out: its views are not built yet.
     pub(crate) fn absorb_light(
         &mut self,
         committed: Vec<Entry>,
@@ -315,29 +418,37 @@ impl raftlet_ready {
         commit: Option<u64>,
         applying: u64,
     ) {
-        debug_assert!(self.flat.get().is_none() && self.envelope.get().is_none());
+        let r = &mut *self.0;
+        debug_assert!(r.envelope.get().is_none());
         // The encodings in `buf` are in the order of `messages` then
         // `persisted_messages`: joining the two keeps `spans` in step.
-        let waited = std::mem::take(&mut self.rd.persisted_messages);
-        self.rd.messages.extend(waited);
+        let waited = std::mem::take(&mut r.rd.persisted_messages);
+        r.rd.messages.extend(waited);
         if !messages.is_empty() {
-            if self.buf.capacity() == 0 {
-                self.buf = take_spare_buf(&self.track);
-            }
-            self.buf
-                .reserve(messages.iter().map(|m| m.encoded_len()).sum());
-            encode_all(&messages, &mut self.buf, &mut self.spans);
-            self.rd.messages.extend(messages);
+            let extra = messages.iter().map(|m| m.encoded_len()).sum();
+            reserve_buf(&mut r.buf, &r.track, extra);
+            encode_all(&messages, &mut r.buf, &mut r.spans);
+            r.rd.messages.extend(messages);
         }
-        if self.rd.committed_entries.is_empty() {
-            self.rd.committed_entries = committed;
+        if r.rd.committed_entries.is_empty() {
+            r.rd.committed_entries = committed;
         } else {
-            self.rd.committed_entries.extend(committed);
+            r.rd.committed_entries.extend(committed);
         }
-        self.applying = applying;
-        self.light = Some(commit);
+        r.applying = applying;
+        r.light = Some(commit);
     }
 
+    /// Builds the ready's views and hands it out: from here it is
+    /// immutable, and raftlet_ready_free releases it.
+    pub(crate) fn seal(self) -> *mut raftlet_ready {
+        let mut b = self.0;
+        b.build_flat();
+        Box::into_raw(b)
+    }
+}
+
+impl raftlet_ready {
     pub(crate) fn is_stale(&self) -> bool {
         self.stale.load(Ordering::Acquire)
     }
@@ -356,18 +467,29 @@ impl raftlet_ready {
     }
 
     fn message_view(&self, i: usize) -> raftlet_message_view {
-        let m = if i < self.rd.messages.len() {
-            &self.rd.messages[i]
-        } else {
-            &self.rd.persisted_messages[i - self.rd.messages.len()]
-        };
-        let (start, len) = self.spans[i];
-        raftlet_message_view {
-            to: m.to,
-            from: m.from,
-            msg_type: m.msg_type.0,
-            data: raftlet_bytes::from_slice(&self.buf[start..start + len]),
-        }
+        message_view(&self.rd, &self.spans, &self.buf, i)
+    }
+}
+
+/// The view of message `i` of `rd` (its `messages`, then its
+/// `persisted_messages`), whose encodings `spans` locate in `buf`.
+fn message_view(
+    rd: &Ready,
+    spans: &[(usize, usize)],
+    buf: &[u8],
+    i: usize,
+) -> raftlet_message_view {
+    let m = if i < rd.messages.len() {
+        &rd.messages[i]
+    } else {
+        &rd.persisted_messages[i - rd.messages.len()]
+    };
+    let (start, len) = spans[i];
+    raftlet_message_view {
+        to: m.to,
+        from: m.from,
+        msg_type: m.msg_type.0,
+        data: raftlet_bytes::from_slice(&buf[start..start + len]),
     }
 }
 
@@ -411,7 +533,7 @@ pub unsafe extern "C" fn raftlet_ready_free(ready: *mut raftlet_ready) {
     }
     let _ = crate::boundary::catch(|| {
         // SAFETY: from raftlet_node_ready, freed once.
-        drop(unsafe { Box::from_raw(ready) });
+        Spare::free(unsafe { Box::from_raw(ready) });
     });
 }
 
@@ -901,58 +1023,45 @@ pub struct raftlet_ready_flat {
     pub must_sync: bool,
 }
 
+impl raftlet_ready_flat {
+    /// The view of an empty ready.
+    const EMPTY: raftlet_ready_flat = raftlet_ready_flat {
+        messages: std::ptr::null(),
+        message_count: 0,
+        persisted_message_start: 0,
+        entries: std::ptr::null(),
+        entry_count: 0,
+        committed_entries: std::ptr::null(),
+        committed_entry_count: 0,
+        read_states: std::ptr::null(),
+        read_state_count: 0,
+        membership_event_count: 0,
+        hard_state: raftlet_hard_state {
+            term: 0,
+            vote: 0,
+            commit: 0,
+        },
+        soft_state: raftlet_soft_state {
+            leader_id: 0,
+            role: 0,
+        },
+        snapshot: raftlet_snapshot_view {
+            index: 0,
+            term: 0,
+            data: raftlet_bytes::EMPTY,
+            encoded: raftlet_bytes::EMPTY,
+        },
+        has_hard_state: false,
+        has_soft_state: false,
+        has_snapshot: false,
+        must_sync: false,
+    };
+}
+
 impl raftlet_ready {
-    fn build_flat(&self) -> FlatArrays {
-        let rd = &self.rd;
-        let (mut entries, mut committed_entries) =
-            if rd.entries.is_empty() && rd.committed_entries.is_empty() {
-                (Vec::new(), Vec::new())
-            } else {
-                SpareViews::take()
-            };
-        entries.extend(rd.entries.iter().map(entry_view));
-        committed_entries.extend(rd.committed_entries.iter().map(entry_view));
-        let messages: Vec<_> = (0..self.spans.len())
-            .map(|i| self.message_view(i))
-            .collect();
-        let read_states: Vec<_> = rd
-            .read_states
-            .iter()
-            .map(|rs| raftlet_read_state_view {
-                index: rs.index,
-                request_ctx: raftlet_bytes::from_slice(&rs.request_ctx),
-            })
-            .collect();
-        // The arrays' heap buffers do not move with the Vecs: the view's
-        // pointers stay valid in the struct.
-        let view = self.view_of(&messages, &entries, &committed_entries, &read_states);
-        FlatArrays {
-            messages,
-            entries,
-            committed_entries,
-            read_states,
-            view,
-        }
-    }
-
-    /// The flat view (raftlet_ready_view), built on first use.
-    pub(crate) fn flat_view(&self) -> raftlet_ready_flat {
-        *self.flat_ref()
-    }
-
-    /// The flat view in the ready's memory, built on first use: valid as
-    /// long as the ready.
-    pub(crate) fn flat_ref(&self) -> &raftlet_ready_flat {
-        &self.flat.get_or_init(|| self.build_flat()).view
-    }
-
-    fn view_of(
-        &self,
-        messages: &[raftlet_message_view],
-        entries: &[raftlet_entry_view],
-        committed_entries: &[raftlet_entry_view],
-        read_states: &[raftlet_read_state_view],
-    ) -> raftlet_ready_flat {
+    /// Fills the view arrays and the flat view over them, once, before the
+    /// ready is handed out ([`NewReady::seal`]).
+    fn build_flat(&mut self) {
         fn ptr<T>(v: &[T]) -> *const T {
             if v.is_empty() {
                 std::ptr::null()
@@ -961,18 +1070,31 @@ impl raftlet_ready {
             }
         }
         let rd = &self.rd;
+        let f = &mut self.flat;
+        f.entries.extend(rd.entries.iter().map(entry_view));
+        f.committed_entries
+            .extend(rd.committed_entries.iter().map(entry_view));
+        f.messages
+            .extend((0..self.spans.len()).map(|i| message_view(rd, &self.spans, &self.buf, i)));
+        f.read_states
+            .extend(rd.read_states.iter().map(|rs| raftlet_read_state_view {
+                index: rs.index,
+                request_ctx: raftlet_bytes::from_slice(&rs.request_ctx),
+            }));
         let hs = rd.hard_state.unwrap_or_default();
         let ss = rd.soft_state.unwrap_or_default();
-        raftlet_ready_flat {
-            messages: ptr(messages),
-            message_count: messages.len(),
+        // The arrays' heap buffers stay where they are until the ready is
+        // freed: the view's pointers stay valid.
+        f.view = raftlet_ready_flat {
+            messages: ptr(&f.messages),
+            message_count: f.messages.len(),
             persisted_message_start: rd.messages.len(),
-            entries: ptr(entries),
-            entry_count: entries.len(),
-            committed_entries: ptr(committed_entries),
-            committed_entry_count: committed_entries.len(),
-            read_states: ptr(read_states),
-            read_state_count: read_states.len(),
+            entries: ptr(&f.entries),
+            entry_count: f.entries.len(),
+            committed_entries: ptr(&f.committed_entries),
+            committed_entry_count: f.committed_entries.len(),
+            read_states: ptr(&f.read_states),
+            read_state_count: f.read_states.len(),
             membership_event_count: rd.membership_events.len(),
             hard_state: raftlet_hard_state {
                 term: hs.term,
@@ -990,25 +1112,30 @@ impl raftlet_ready {
                     data: raftlet_bytes::from_slice(s.data()),
                     encoded: raftlet_bytes::from_slice(&self.snapshot_encoded),
                 },
-                None => raftlet_snapshot_view {
-                    index: 0,
-                    term: 0,
-                    data: raftlet_bytes::from_slice(&[]),
-                    encoded: raftlet_bytes::from_slice(&[]),
-                },
+                None => raftlet_ready_flat::EMPTY.snapshot,
             },
             has_hard_state: rd.hard_state.is_some(),
             has_soft_state: rd.soft_state.is_some(),
             has_snapshot: rd.snapshot.is_some(),
             must_sync: rd.must_sync,
-        }
+        };
+    }
+
+    /// The flat view (raftlet_ready_view).
+    pub(crate) fn flat_view(&self) -> raftlet_ready_flat {
+        self.flat.view
+    }
+
+    /// The flat view in the ready's memory: valid as long as the ready.
+    pub(crate) fn flat_ref(&self) -> &raftlet_ready_flat {
+        &self.flat.view
     }
 }
 
 /// Fills `*flat_out` with the whole ready (messages, entries, committed
 /// entries, read states, hard and soft state, snapshot, must_sync and the
 /// number of membership events) in one call; the arrays are built on the
-/// first call and owned by the ready (see raftlet_ready_flat). The ready is
+/// owned by the ready (see raftlet_ready_flat). The ready is
 /// not consumed. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
 /// RAFTLET_ERR_READY_STALE.
 #[no_mangle]
