@@ -497,8 +497,9 @@ pub unsafe extern "C" fn raftlet_node_ready(
 /// nothing of it is durable; persist it again before sending its
 /// messages or advancing it. The write happens outside the node lock, as
 /// with the separate calls. `*has_ready_out` is true when the node has a
-/// ready after this one (also when that could not be read, a node
-/// poisoned meanwhile: the next call reports it).
+/// ready after this one, read under the lock that takes the ready (for
+/// raftlet_node_ready_persisted, the one that acknowledges its write;
+/// true when the node was poisoned in between: the next call reports it).
 ///
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG (`node`, `ready_out`,
 /// `flat_out`, `persist_out` or `has_ready_out` NULL) or RAFTLET_PANIC
@@ -520,6 +521,7 @@ pub unsafe extern "C" fn raftlet_node_ready_flat(
             take_to_hand_out(
                 node,
                 only_if_ready,
+                true,
                 ready_out,
                 flat_out,
                 persist_out,
@@ -530,11 +532,9 @@ pub unsafe extern "C" fn raftlet_node_ready_flat(
             Ok(None) => return RAFTLET_OK,
             Err(rc) => return rc,
         };
-        // SAFETY: the ready just created; the output pointers checked
-        // non-null above.
+        // SAFETY: the output pointers checked non-null above.
         unsafe {
             hand_out(
-                node,
                 taken,
                 storage,
                 ready_out,
@@ -590,6 +590,7 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
             take_to_hand_out(
                 node,
                 only_if_ready,
+                false,
                 ready_out,
                 flat_out,
                 persist_out,
@@ -600,7 +601,10 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
             Ok(None) => return RAFTLET_OK,
             Err(rc) => return rc,
         };
-        let mut r = taken;
+        let (mut r, _) = taken;
+        // Read under the lock that acknowledges the write; by its own
+        // call when there is none.
+        let mut has = None;
         // SAFETY: non-null handle from raftlet_storage_new_memory or
         // raftlet_storage_open, alive for the call.
         let store = unsafe { &*storage };
@@ -610,8 +614,9 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
         if written == RAFTLET_OK && r.rd.snapshot.is_none() {
             let mut commit = None;
             // A poisoned node acknowledges nothing: the ready goes out as
-            // written, and the next call reports the poison.
-            let _ = with_state(node, |st, track| {
+            // written, with a ready said to follow, so that the next call
+            // reports the poison.
+            let acked = with_state(node, |st, track| {
                 let number = r.rd.number();
                 // Only the next ready in line: acknowledging a later one
                 // would cover (and make stale) readies taken before it
@@ -622,8 +627,12 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
                 let (committed, messages, c) = acknowledge_light(st, track, number);
                 commit = c;
                 r.absorb_light(committed, messages, commit, st.applying);
+                has = Some(st.rn.has_ready());
                 RAFTLET_OK
             });
+            if acked != RAFTLET_OK {
+                has = Some(true);
+            }
             if let Some(c) = commit {
                 written = code(&store.inner.set_commit(c));
             }
@@ -636,27 +645,31 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
             *ready_out = taken;
             *flat_out = flat;
             *persist_out = written;
+            *has_ready_out = has.unwrap_or_else(|| has_ready_now(node));
         }
-        read_has_ready(node, has_ready_out);
         RAFTLET_OK
     })
 }
 
 /// The start of the calls that take a ready and hand it out: the outputs
 /// cleared (NULL, RAFTLET_OK, false), then the node's next ready taken,
-/// or none (`Ok(None)`) when `only_if_ready` and the node has nothing;
-/// `Err` is the node's failure (nothing taken).
+/// or none (`Ok(None)`) when `only_if_ready` and the node has nothing,
+/// with, when `read_has`, whether the node has a ready after it (read
+/// under the same lock: writing the ready to a storage does not change the
+/// answer; false when not read); `Err` is the node's failure (nothing
+/// taken).
 ///
 /// # Safety
 /// The output pointers are non-null and writable.
 unsafe fn take_to_hand_out(
     node: *const raftlet_node,
     only_if_ready: bool,
+    read_has: bool,
     ready_out: *mut *mut raftlet_ready,
     flat_out: *mut *const crate::ready::raftlet_ready_flat,
     persist_out: *mut raftlet_result,
     has_ready_out: *mut bool,
-) -> Result<Option<NewReady>, raftlet_result> {
+) -> Result<Option<(NewReady, bool)>, raftlet_result> {
     // SAFETY: non-null output pointers (the caller's promise).
     unsafe {
         *ready_out = std::ptr::null_mut();
@@ -669,7 +682,8 @@ unsafe fn take_to_hand_out(
         if only_if_ready && !st.rn.has_ready() {
             return RAFTLET_OK;
         }
-        taken = Some(take_ready(st, track));
+        let rd = take_ready(st, track);
+        taken = Some((rd, read_has && st.rn.has_ready()));
         RAFTLET_OK
     });
     if rc != RAFTLET_OK {
@@ -678,16 +692,15 @@ unsafe fn take_to_hand_out(
     Ok(taken)
 }
 
-/// Hands `taken` out with its flat view,
-/// persists it into `storage` when that is not NULL (the outcome in
-/// `*persist_out`), and reads whether the node has another ready.
+/// Hands `taken` out with its flat view, persists it into `storage` when
+/// that is not NULL (the outcome in `*persist_out`), and writes whether
+/// the node has another ready (read when the ready was taken).
 ///
 /// # Safety
 /// The output pointers are non-null and writable; `storage` is NULL or a
 /// live handle.
 unsafe fn hand_out(
-    node: *const raftlet_node,
-    taken: NewReady,
+    (taken, has): (NewReady, bool),
     storage: *mut raftlet_storage,
     ready_out: *mut *mut raftlet_ready,
     flat_out: *mut *const crate::ready::raftlet_ready_flat,
@@ -711,19 +724,19 @@ unsafe fn hand_out(
         // SAFETY: non-null output pointer.
         unsafe { *persist_out = w };
     }
-    read_has_ready(node, has_ready_out);
+    // SAFETY: non-null output pointer.
+    unsafe { *has_ready_out = has };
 }
 
-/// Writes whether the node has a ready to `*has_ready_out` (non-null);
-/// true when that cannot be read (a node poisoned: the next call says so).
-fn read_has_ready(node: *const raftlet_node, has_ready_out: *mut bool) {
+/// Whether the node has a ready, read by its own lock; true when that
+/// cannot be read (a node poisoned: the next call says so).
+fn has_ready_now(node: *const raftlet_node) -> bool {
     let mut has = true;
     let hr = with_node(node, |n| {
         has = n.has_ready();
         RAFTLET_OK
     });
-    // SAFETY: non-null output pointer, checked by the caller.
-    unsafe { *has_ready_out = has || hr != RAFTLET_OK };
+    has || hr != RAFTLET_OK
 }
 
 /// Takes the next ready of the locked node (raftlet_node_ready's body).
@@ -769,15 +782,16 @@ fn advance_ready(
 }
 
 /// [`advance_ready`], and with `light` set, the light ready the write's
-/// acknowledgement made available (NULL when it has nothing) is put there
-/// (see raftlet_node_advance_light). Advancing a light ready reports its
+/// acknowledgement made available (`None` when it has nothing) is put
+/// there (see raftlet_node_advance_light), and whether the node has a
+/// ready after it, read under the same lock, in the flag beside it. Advancing a light ready reports its
 /// entries (and those handed out before them) applied, and makes no
 /// light ready.
 fn advance_ready_light(
     node: *const raftlet_node,
     ready: *const raftlet_ready,
     apply: bool,
-    light: Option<&mut Option<NewReady>>,
+    light: Option<(&mut Option<NewReady>, &mut bool)>,
 ) -> raftlet_result {
     // NULL first: a NULL node must not be reported as "another node".
     if node.is_null() {
@@ -795,7 +809,28 @@ fn advance_ready_light(
             "the ready was handed out by another node",
         );
     }
+    let (light, has_out) = match light {
+        Some((l, h)) => (Some(l), Some(h)),
+        None => (None, None),
+    };
     with_state(node, |st, track| {
+        let rc = advance_locked(st, track, r, apply, light);
+        if let (RAFTLET_OK, Some(h)) = (rc, has_out) {
+            *h = st.rn.has_ready();
+        }
+        rc
+    })
+}
+
+/// The body of [`advance_ready_light`], under the node lock.
+fn advance_locked(
+    st: &mut NodeState,
+    track: &Arc<NodeTrack>,
+    r: &raftlet_ready,
+    apply: bool,
+    light: Option<&mut Option<NewReady>>,
+) -> raftlet_result {
+    {
         let number = r.rd.number();
         if r.light.is_some() {
             if !r.mark_stale() {
@@ -865,7 +900,7 @@ fn advance_ready_light(
             }
         }
         RAFTLET_OK
-    })
+    }
 }
 
 /// Reports that `ready` was fully handled: persisted, sent, and its
@@ -923,8 +958,7 @@ pub unsafe extern "C" fn raftlet_node_advance_append(
 /// raftlet_node_advance (which reports them applied; passing it to
 /// raftlet_node_advance_light does the same and makes no light ready) and
 /// free it with raftlet_ready_free. `*has_ready_out` is true when the node
-/// has a ready after this (also when that could not be read: the next call
-/// reports it).
+/// has a ready after this, read under the lock of the advance.
 ///
 /// Returns what raftlet_node_advance returns, or RAFTLET_ERR_NULL_ARG
 /// (`light_out`, `flat_out`, `persist_out` or `has_ready_out` NULL). On an
@@ -949,25 +983,25 @@ pub unsafe extern "C" fn raftlet_node_advance_light(
             *has_ready_out = false;
         }
         let mut light = None;
-        let rc = advance_ready_light(node, ready, true, Some(&mut light));
+        let mut has = false;
+        let rc = advance_ready_light(node, ready, true, Some((&mut light, &mut has)));
         if rc != RAFTLET_OK {
             return rc;
         }
-        if let Some(light) = light {
+        match light {
             // SAFETY: the output pointers checked non-null above.
-            unsafe {
+            Some(light) => unsafe {
                 hand_out(
-                    node,
-                    light,
+                    (light, has),
                     storage,
                     light_out,
                     flat_out,
                     persist_out,
                     has_ready_out,
                 )
-            };
-        } else {
-            read_has_ready(node, has_ready_out);
+            },
+            // SAFETY: non-null output pointer.
+            None => unsafe { *has_ready_out = has },
         }
         RAFTLET_OK
     })

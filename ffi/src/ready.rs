@@ -288,8 +288,22 @@ impl Spare {
     }
 }
 
+/// At least the encoded length of `m`, computed cheaply for a message
+/// without entries, snapshot or responses (heartbeats, votes and their
+/// responses: every scalar field at its longest), exactly for the others.
+fn encoded_len_bound(m: &Message) -> usize {
+    if m.entries.is_empty() && m.snapshot.is_none() && m.responses.is_empty() {
+        // Eleven scalar fields and the context's key and length, each at
+        // most a one-byte key and a ten-byte varint.
+        const SCALARS: usize = 12 * 11;
+        SCALARS + m.context.as_ref().map_or(0, |c| c.len())
+    } else {
+        m.encoded_len()
+    }
+}
+
 /// Appends the encodings of `msgs` to `buf` (room for them reserved by
-/// the caller, from their encoded lengths) and their spans to `spans`.
+/// the caller, from [`encoded_len_bound`]) and their spans to `spans`.
 fn encode_all(msgs: &[Message], buf: &mut Vec<u8>, spans: &mut Vec<(usize, usize)>) {
     for m in msgs {
         let start = buf.len();
@@ -353,7 +367,7 @@ impl NewReady {
             .messages
             .iter()
             .chain(rd.persisted_messages.iter())
-            .map(|m| m.encoded_len())
+            .map(encoded_len_bound)
             .sum();
         if total > 0 {
             reserve_buf(&mut buf, &track, total);
@@ -425,7 +439,7 @@ impl NewReady {
         let waited = std::mem::take(&mut r.rd.persisted_messages);
         r.rd.messages.extend(waited);
         if !messages.is_empty() {
-            let extra = messages.iter().map(|m| m.encoded_len()).sum();
+            let extra = messages.iter().map(encoded_len_bound).sum();
             reserve_buf(&mut r.buf, &r.track, extra);
             encode_all(&messages, &mut r.buf, &mut r.spans);
             r.rd.messages.extend(messages);
