@@ -763,6 +763,18 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Whether the next byte is `key` (a whole one-byte field key); if so,
+    /// it is consumed.
+    #[inline(always)]
+    fn next_is(&mut self, key: u8) -> bool {
+        if self.buf.get(self.pos) == Some(&key) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
     /// Reads a varint and truncates it to the `i32` of an enum (as Go does).
     #[inline]
     fn enum_i32(&mut self) -> Result<i32, DecodeError> {
@@ -859,6 +871,20 @@ impl MergeRaw for Entry {
     fn merge_raw(&mut self, buf: &[u8], src: Src<'_>, depth: u32) -> Result<(), DecodeError> {
         check_depth(depth)?;
         let mut r = Reader::new(buf, src);
+        // The fields in etcd's order read straight through; the loop goes
+        // on from wherever the input differs (as for Message).
+        if r.next_is(tag(1, WT_VARINT)) {
+            self.entry_type = EntryType(r.enum_i32()?);
+        }
+        if r.next_is(tag(2, WT_VARINT)) {
+            self.term = r.varint()?;
+        }
+        if r.next_is(tag(3, WT_VARINT)) {
+            self.index = r.varint()?;
+        }
+        if r.next_is(tag(4, WT_LEN)) {
+            self.data = Some(r.bytes()?);
+        }
         while !r.is_empty() {
             let (field, wt) = r.tag()?;
             match field {
@@ -1014,6 +1040,49 @@ impl MergeRaw for Message {
     fn merge_raw(&mut self, buf: &[u8], src: Src<'_>, depth: u32) -> Result<(), DecodeError> {
         check_depth(depth)?;
         let mut r = Reader::new(buf, src);
+        // etcd writes a message's fields in field order, every scalar
+        // always: that layout is read straight through, field by field,
+        // and wherever the input differs (a field missing, another order,
+        // a snapshot, responses, unknown fields) the general loop below
+        // goes on from there. Merging is sequential, so the result is the
+        // loop's on the same bytes.
+        if r.next_is(tag(1, WT_VARINT)) {
+            self.msg_type = MessageType(r.enum_i32()?);
+        }
+        if r.next_is(tag(2, WT_VARINT)) {
+            self.to = r.varint()?;
+        }
+        if r.next_is(tag(3, WT_VARINT)) {
+            self.from = r.varint()?;
+        }
+        if r.next_is(tag(4, WT_VARINT)) {
+            self.term = r.varint()?;
+        }
+        if r.next_is(tag(5, WT_VARINT)) {
+            self.log_term = r.varint()?;
+        }
+        if r.next_is(tag(6, WT_VARINT)) {
+            self.index = r.varint()?;
+        }
+        while r.next_is(tag(7, WT_LEN)) {
+            let body = r.len_delimited()?;
+            self.entries.push(Entry::decode_raw(body, src, depth + 1)?);
+        }
+        if r.next_is(tag(8, WT_VARINT)) {
+            self.commit = r.varint()?;
+        }
+        if r.next_is(tag(10, WT_VARINT)) {
+            self.reject = r.bool()?;
+        }
+        if r.next_is(tag(11, WT_VARINT)) {
+            self.reject_hint = r.varint()?;
+        }
+        if r.next_is(tag(12, WT_LEN)) {
+            self.context = Some(r.bytes()?);
+        }
+        if r.next_is(tag(13, WT_VARINT)) {
+            self.vote = r.varint()?;
+        }
         while !r.is_empty() {
             let (field, wt) = r.tag()?;
             match field {
