@@ -1078,7 +1078,7 @@ impl<S: Storage> RawNode<S> {
             // Our own append acknowledgement and vote count now that they
             // are durable.
             for m in rec.steps.drain(..) {
-                let _ = self.raft.step(m);
+                self.raft.step_persisted(m);
             }
             if rec.steps.capacity() > 0 && self.raft.state == StateRole::Leader {
                 // Only a leader's are kept (see `recycle`).

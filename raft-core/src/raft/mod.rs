@@ -732,6 +732,26 @@ impl<S: Storage> Raft<S> {
         !learner && !self.raft_log.has_next_or_in_progress_snapshot()
     }
 
+    /// Steps a message that waited for its Ready's write (the node's own
+    /// append acknowledgement and vote). A leader's acknowledgement of its
+    /// own append, in its current term, while awake and a member, goes
+    /// straight to the append-response handler: that is where
+    /// [`Raft::step`] would take it, through checks that all pass. Every
+    /// other message is stepped as usual.
+    pub(crate) fn step_persisted(&mut self, m: Message) {
+        if m.msg_type == MessageType::MsgAppResp
+            && m.from == self.id
+            && m.term == self.term
+            && self.state == StateRole::Leader
+            && !self.quiesced
+            && self.trk.get(self.id).is_some()
+        {
+            self.handle_append_response(&m);
+        } else {
+            let _ = self.step(m);
+        }
+    }
+
     /// Processes one message (etcd `Step`).
     ///
     /// # Errors

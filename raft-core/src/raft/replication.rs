@@ -459,7 +459,7 @@ impl<S: Storage> Raft<S> {
         None
     }
 
-    fn handle_append_response(&mut self, m: &Message) {
+    pub(crate) fn handle_append_response(&mut self, m: &Message) {
         let first_index = self.raft_log.first_index();
         let pr = self.trk.get_mut(m.from).expect("checked by caller");
         // Any response from the peer shows it is alive (check-quorum).

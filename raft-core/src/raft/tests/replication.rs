@@ -507,6 +507,59 @@ fn test_leader_msg_app_self_ack_after_term_change() {
     assert_eq!(sm.state, StateRole::Follower);
 }
 
+/// A leader's own append acknowledgement, stepped once its write is
+/// durable (`step_persisted`, the path the Ready loop takes), counts toward
+/// the commit like a follower's; one that arrives after the leader stepped
+/// down within the same term (check-quorum) counts for nothing.
+#[test]
+fn test_persisted_self_ack_counts_only_while_leading() {
+    // A single voter: its own acknowledgement alone commits.
+    let mut sm = new_test_raft(1, 10, 1, new_test_storage(&[1], &[]));
+    sm.become_candidate();
+    sm.become_leader();
+    let steps = std::mem::take(&mut sm.msgs_after_append);
+    for m in steps {
+        sm.step_persisted(m);
+    }
+    let committed = sm.raft_log.committed;
+    assert_eq!(committed, sm.raft_log.last_index());
+    sm.step(prop(1, 1, b"x")).unwrap();
+    let steps = std::mem::take(&mut sm.msgs_after_append);
+    assert_eq!(steps.len(), 1);
+    assert_eq!(sm.raft_log.committed, committed);
+    for m in steps {
+        sm.step_persisted(m);
+    }
+    assert_eq!(sm.raft_log.committed, committed + 1);
+    assert_eq!(sm.trk.get(1).unwrap().matched, committed + 1);
+
+    // Three voters, node 2 acknowledged everything: the leader's own
+    // acknowledgement would complete a quorum for its new entry.
+    let mut sm = new_test_raft(1, 10, 1, new_test_storage(&[1, 2, 3], &[]));
+    sm.become_candidate();
+    sm.become_leader();
+    for m in std::mem::take(&mut sm.msgs_after_append) {
+        sm.step_persisted(m);
+    }
+    sm.step(prop(1, 1, b"x")).unwrap();
+    let last = sm.raft_log.last_index();
+    let mut ack = msg_term(MessageType::MsgAppResp, 2, 1, sm.term);
+    ack.index = last;
+    sm.step(ack).unwrap();
+    let committed = sm.raft_log.committed;
+    assert!(committed < last);
+    let steps = std::mem::take(&mut sm.msgs_after_append);
+    // It steps down in the same term before the write is durable.
+    let term = sm.term;
+    sm.become_follower(term, INVALID_ID);
+    for m in steps {
+        sm.step_persisted(m);
+    }
+    assert_eq!(sm.state, StateRole::Follower);
+    assert_eq!(sm.term, term);
+    assert_eq!(sm.raft_log.committed, committed);
+}
+
 /// etcd: TestLeaderAppResp
 #[test]
 fn test_leader_app_resp() {
