@@ -994,8 +994,9 @@ raftlet_result raftlet_node_ready(struct raftlet_node *node, struct raftlet_read
 // nothing of it is durable; persist it again before sending its
 // messages or advancing it. The write happens outside the node lock, as
 // with the separate calls. `*has_ready_out` is true when the node has a
-// ready after this one (also when that could not be read, a node
-// poisoned meanwhile: the next call reports it).
+// ready after this one, read under the lock that takes the ready (for
+// raftlet_node_ready_persisted, the one that acknowledges its write;
+// true when the node was poisoned in between: the next call reports it).
 //
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG (`node`, `ready_out`,
 // `flat_out`, `persist_out` or `has_ready_out` NULL) or RAFTLET_PANIC
@@ -1085,8 +1086,7 @@ raftlet_result raftlet_node_advance_append(struct raftlet_node *node, struct raf
 // raftlet_node_advance (which reports them applied; passing it to
 // raftlet_node_advance_light does the same and makes no light ready) and
 // free it with raftlet_ready_free. `*has_ready_out` is true when the node
-// has a ready after this (also when that could not be read: the next call
-// reports it).
+// has a ready after this, read under the lock of the advance.
 //
 // Returns what raftlet_node_advance returns, or RAFTLET_ERR_NULL_ARG
 // (`light_out`, `flat_out`, `persist_out` or `has_ready_out` NULL). On an
@@ -1308,8 +1308,8 @@ raftlet_result raftlet_ready_encode(const struct raftlet_ready *ready,
 
 // Fills `*flat_out` with the whole ready (messages, entries, committed
 // entries, read states, hard and soft state, snapshot, must_sync and the
-// number of membership events) in one call; the arrays are built on the
-// first call and owned by the ready (see raftlet_ready_flat). The ready is
+// number of membership events) in one call; the arrays are built when the
+// ready is handed out and owned by it (see raftlet_ready_flat). The ready is
 // not consumed. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
 // RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_view(const struct raftlet_ready *ready,

@@ -1148,8 +1148,8 @@ impl raftlet_ready {
 
 /// Fills `*flat_out` with the whole ready (messages, entries, committed
 /// entries, read states, hard and soft state, snapshot, must_sync and the
-/// number of membership events) in one call; the arrays are built on the
-/// owned by the ready (see raftlet_ready_flat). The ready is
+/// number of membership events) in one call; the arrays are built when the
+/// ready is handed out and owned by it (see raftlet_ready_flat). The ready is
 /// not consumed. Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or
 /// RAFTLET_ERR_READY_STALE.
 #[no_mangle]
