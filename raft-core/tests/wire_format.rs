@@ -837,6 +837,47 @@ fn varint_edges() {
     assert!(Message::decode(&unhex("3affffffff0f")).is_err());
 }
 
+/// Varints of one to four bytes (the shortcut for two and three bytes and
+/// the general loop after it) at every boundary, padded, and cut short.
+#[test]
+fn short_varints() {
+    fn hs(bytes: &[u8]) -> Result<HardState, raftlet::pb::DecodeError> {
+        let mut b = vec![0x08]; // field 1 (term), varint
+        b.extend_from_slice(bytes);
+        HardState::decode(&b)
+    }
+    for v in [
+        0u64, 1, 127, 128, 129, 255, 16_383, 16_384, 16_385, 2_097_151,
+    ]
+    .into_iter()
+    .chain([2_097_152, 2_097_153, (1 << 28) - 1, 1 << 28, u64::MAX])
+    {
+        let mut b = Vec::new();
+        put_varint(&mut b, v);
+        assert_eq!(hs(&b).unwrap().term, v, "{v}");
+        // Cut short at every length: an error, never a value.
+        for cut in 0..b.len() {
+            assert!(hs(&b[..cut]).is_err(), "{v} cut to {cut}");
+        }
+        // Padded with 0x80 continuation bytes up to ten bytes: same value.
+        if b.len() < 10 && v < 1 << 56 {
+            let mut p = b.clone();
+            *p.last_mut().unwrap() |= 0x80;
+            p.push(0x00);
+            assert_eq!(hs(&p).unwrap().term, v, "{v} padded");
+        }
+        // Followed by another field: the varint ends where it should.
+        let mut f = b.clone();
+        f.extend_from_slice(&[0x10, 0x05]); // vote = 5
+        let h = hs(&f).unwrap();
+        assert_eq!((h.term, h.vote), (v, 5), "{v} then a field");
+    }
+    // A lone continuation byte, two, three: truncated.
+    for b in [&[0x80u8][..], &[0xff, 0xff], &[0x80, 0x80, 0x80]] {
+        assert!(hs(b).is_err(), "{b:?}");
+    }
+}
+
 /// Wrong wire types for known fields, field 0, and invalid wire types.
 #[test]
 fn rejected_framing() {

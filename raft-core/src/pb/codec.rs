@@ -641,6 +641,14 @@ impl<'a> Reader<'a> {
                 self.pos += 1;
                 return Ok(u64::from(b));
             }
+            // Two bytes (a payload's or an entry's length, an index below
+            // 2^14) inline too.
+            if let Some(&c) = self.buf.get(self.pos + 1) {
+                if c < 0x80 {
+                    self.pos += 2;
+                    return Ok(u64::from(b & 0x7f) | u64::from(c) << 7);
+                }
+            }
         }
         self.varint_slow()
     }
@@ -649,6 +657,25 @@ impl<'a> Reader<'a> {
     #[inline(never)]
     fn varint_slow(&mut self) -> Result<u64, DecodeError> {
         let rest = &self.buf[self.pos..];
+        // Two and three bytes (payload lengths, entry lengths, indexes
+        // below 2^21: most of what is not one byte) without the loop.
+        if let [b0, b1, ref tail @ ..] = *rest {
+            if b0 < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(b0));
+            }
+            let v = u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7;
+            if b1 < 0x80 {
+                self.pos += 2;
+                return Ok(v);
+            }
+            if let [b2, ..] = *tail {
+                if b2 < 0x80 {
+                    self.pos += 3;
+                    return Ok(v | u64::from(b2) << 14);
+                }
+            }
+        }
         if rest.is_empty() {
             return Err(eof());
         }
