@@ -155,9 +155,11 @@ const fn tag(field: u8, wt: u8) -> u8 {
 /// The number of bytes of the varint encoding of `v`.
 #[inline]
 const fn varint_len(v: u64) -> usize {
-    // Bits needed (at least 1), rounded up to groups of 7.
+    // Bits needed (at least 1), rounded up to groups of 7: for 1 to 64
+    // bits, (9 * bits + 64) / 64 is that quotient, with a multiply and a
+    // shift instead of a division and its remainder.
     let bits = 64 - (v | 1).leading_zeros() as usize;
-    bits.div_ceil(7)
+    (bits * 9 + 64) / 64
 }
 
 /// The varint image of an enum value: protobuf sign-extends an `int32` to
@@ -1261,5 +1263,27 @@ impl MergeRaw for ConfChangeV2 {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `varint_len` is the length `put_varint` writes, at every bit width.
+    #[test]
+    fn varint_len_is_the_encoded_length() {
+        for bits in 0..=64u32 {
+            let top = if bits == 0 {
+                0
+            } else {
+                u64::MAX >> (64 - bits)
+            };
+            for v in [top, top >> 1 | top & 1, (top >> 1) + 1] {
+                let mut buf = Vec::new();
+                put_varint(&mut buf, v);
+                assert_eq!(varint_len(v), buf.len(), "{v:#x}");
+            }
+        }
     }
 }
