@@ -150,7 +150,7 @@ impl BenchNode for Raftlet {
     }
 
     fn cycle(&mut self, out: &mut Vec<Wire>, app: &mut Applied) {
-        let rd = self.node.ready();
+        let mut rd = self.node.ready();
         {
             let mut s = self.storage.wl();
             if let Some(snap) = &rd.snapshot {
@@ -160,7 +160,8 @@ impl BenchNode for Raftlet {
                 self.cs = Some(Box::new(snap.metadata.conf_state.clone()));
             }
             if !rd.entries.is_empty() {
-                s.append(&rd.entries).expect("append");
+                // Taken, not cloned: nothing else here needs them.
+                s.append_owned(&mut rd.entries).expect("append");
             }
             if let Some(hs) = rd.hard_state {
                 s.set_hard_state(hs);

@@ -313,8 +313,48 @@ impl MemoryStorageCore {
     /// last entry, or are not consecutive (nothing is changed then).
     // Ported from etcd-io/raft storage.go (Append).
     pub fn append(&mut self, ents: &[Entry]) -> Result<()> {
+        if let Some((skip, at)) = self.append_position(ents)? {
+            // Drop the conflicting tail, if any, then extend.
+            self.entries.truncate(at);
+            self.entries.extend_from_slice(&ents[skip..]);
+        }
+        Ok(())
+    }
+
+    /// [`MemoryStorageCore::append`], taking the entries instead of cloning
+    /// them: on success `ents` is left empty (its capacity kept), on error
+    /// it is left as it was. A host that persists a Ready's entries and has
+    /// no other use for them spares a reference-count increment and
+    /// decrement per payload.
+    ///
+    /// # Errors
+    /// As [`MemoryStorageCore::append`].
+    ///
+    /// ```
+    /// # use raftlet::pb::{ConfState, Entry};
+    /// # use raftlet::{MemoryStorage, Storage};
+    /// let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]))?;
+    /// let mut ents = vec![Entry { term: 1, index: 1, ..Entry::default() }];
+    /// storage.wl().append_owned(&mut ents)?;
+    /// assert!(ents.is_empty());
+    /// assert_eq!(storage.last_index()?, 1);
+    /// # Ok::<(), raftlet::Error>(())
+    /// ```
+    pub fn append_owned(&mut self, ents: &mut Vec<Entry>) -> Result<()> {
+        if let Some((skip, at)) = self.append_position(ents)? {
+            self.entries.truncate(at);
+            self.entries.extend(ents.drain(skip..));
+        }
+        ents.clear();
+        Ok(())
+    }
+
+    /// Where an append of `ents` goes: how many of them to skip (already
+    /// compacted) and the position in `entries` of the first one kept;
+    /// `None` when nothing is new.
+    fn append_position(&self, ents: &[Entry]) -> Result<Option<(usize, usize)>> {
         let (Some(head), Some(tail)) = (ents.first(), ents.last()) else {
-            return Ok(());
+            return Ok(None);
         };
         // etcd assumes a consecutive batch; one that is not (from a host
         // passing its own entries) would be stored at the wrong positions,
@@ -329,26 +369,20 @@ impl MemoryStorageCore {
         let last = tail.index;
         // Nothing new: everything is already compacted.
         if last < first {
-            return Ok(());
+            return Ok(None);
         }
         // Skip the part that is already compacted.
-        let ents = if first > head.index {
-            &ents[(first - head.index) as usize..]
-        } else {
-            ents
-        };
+        let skip = first.saturating_sub(head.index) as usize;
         // The position in `entries` of the first new entry: at least 0, as
-        // `ents[0].index >= first_index` once the compacted part is skipped.
-        let at = ents[0].index - self.first_index();
+        // its index is at least first_index once the compacted part is
+        // skipped.
+        let at = ents[skip].index - first;
         let len = self.entries.len() as u64;
         if at > len {
             // etcd panics: "missing log entry".
             return Err(StorageError::Unavailable.into());
         }
-        // Drop the conflicting tail, if any, then extend.
-        self.entries.truncate(at as usize);
-        self.entries.extend_from_slice(ents);
-        Ok(())
+        Ok(Some((skip, at as usize)))
     }
 
     /// Makes the next [`Storage::snapshot`] call (and only that one) fail
@@ -653,6 +687,13 @@ mod tests {
             let s = storage_with(ents(3, &[3, 4, 5]));
             assert_eq!(s.wl().append(&input), Ok(()), "#{i}");
             assert_eq!(s.rl().with_placeholder(), want, "#{i}");
+            // raftlet: append_owned stores the same and leaves its input
+            // empty.
+            let s = storage_with(ents(3, &[3, 4, 5]));
+            let mut taken = input.clone();
+            assert_eq!(s.wl().append_owned(&mut taken), Ok(()), "#{i} owned");
+            assert_eq!(s.rl().with_placeholder(), want, "#{i} owned");
+            assert!(taken.is_empty(), "#{i} owned");
         }
     }
 
@@ -709,7 +750,15 @@ mod tests {
         ] {
             assert_eq!(s.wl().append(&bad), unavailable(), "{bad:?}");
             assert_eq!(s.rl().with_placeholder(), before);
+            // A refused append_owned leaves its input as it was.
+            let mut taken = bad.clone();
+            assert_eq!(s.wl().append_owned(&mut taken), unavailable(), "{bad:?}");
+            assert_eq!(taken, bad);
+            assert_eq!(s.rl().with_placeholder(), before);
         }
+        let mut gap = ents(7, &[5]);
+        assert_eq!(s.wl().append_owned(&mut gap), unavailable());
+        assert_eq!(gap, ents(7, &[5]));
 
         // The entry at the snapshot index was compacted away.
         s.wl().compact(5).unwrap();
