@@ -192,6 +192,11 @@ typedef struct raftlet_frame_builder raftlet_frame_builder;
 // any thread; a lock inside serialises them.
 typedef struct raftlet_node raftlet_node;
 
+// A payload buffer the library allocated for the host to fill
+// (raftlet_payloads_new), then to propose (raftlet_node_propose_payloads)
+// or free (raftlet_payload_free). Opaque.
+typedef struct raftlet_payload raftlet_payload;
+
 // An opaque Ready batch, created by raftlet_node_ready and released by
 // raftlet_ready_free. Every view it hands out (bytes included) stays valid
 // until raftlet_ready_free, even after the ready is advanced; accessors
@@ -1146,6 +1151,43 @@ raftlet_result raftlet_node_conf_state(const struct raftlet_node *node,
                                        uint8_t *out,
                                        size_t cap,
                                        size_t *len_out);
+
+// Allocates `count` payload buffers, buffer `i` of `lens[i]` bytes,
+// zeroed, for the host to fill in place and then propose without a copy
+// (raftlet_node_propose_payloads) or free (raftlet_payload_free). Writes
+// each handle to `payloads_out[i]` and a pointer to its bytes to
+// `data_out[i]` (NULL for a length of 0); the bytes may be written until
+// the payload is proposed or freed. One call for a whole batch, so that a
+// binding crosses its boundary once.
+//
+// Returns RAFTLET_OK; RAFTLET_ERR_NULL_ARG (nothing allocated) for a NULL
+// `lens`, `payloads_out` or `data_out` with a non-zero `count`; or
+// RAFTLET_ERR_INVALID_ARG (nothing allocated) when the memory cannot be
+// had (the lengths are the host's: the library sets no limit of its own).
+raftlet_result raftlet_payloads_new(const size_t *lens,
+                                    size_t count,
+                                    struct raftlet_payload **payloads_out,
+                                    uint8_t **data_out);
+
+// Frees a payload from raftlet_payloads_new that was not proposed (a
+// proposed one belongs to the library). NULL is ignored.
+void raftlet_payload_free(struct raftlet_payload *payload);
+
+// Proposes the `count` payloads (from raftlet_payloads_new, filled by the
+// host) as one proposal, as raftlet_node_propose_batch does, without
+// copying their bytes: on the leader they are appended together, in
+// order, or not at all. Every payload is taken, whatever the outcome (a
+// dropped proposal frees them), except on RAFTLET_ERR_NULL_ARG, when none
+// is. From the call on, the bytes belong to the library: the host
+// neither writes nor reads them through the pointers it was given.
+//
+// Returns RAFTLET_OK; RAFTLET_ERR_NULL_ARG (nothing taken) for a NULL
+// `node`, a NULL `payloads` with a non-zero `count` or a NULL among them;
+// RAFTLET_ERR_PROPOSAL_DROPPED (also for `count` 0); or RAFTLET_PANIC
+// when the node is poisoned.
+raftlet_result raftlet_node_propose_payloads(struct raftlet_node *node,
+                                             struct raftlet_payload *const *payloads,
+                                             size_t count);
 
 // Lets an idle group quiesce (default off): once everything is committed,
 // applied and acknowledged by every peer, the leader asks its followers
