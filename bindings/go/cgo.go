@@ -37,6 +37,10 @@ package raftlet
 #cgo nocallback go_node_step_batch
 #cgo noescape go_node_propose_batch
 #cgo nocallback go_node_propose_batch
+#cgo noescape go_payloads_new
+#cgo nocallback go_payloads_new
+#cgo noescape go_node_propose_payloads
+#cgo nocallback go_node_propose_payloads
 #cgo noescape go_node_packed_batch
 #cgo nocallback go_node_packed_batch
 #cgo noescape go_node_advance_hr
@@ -470,6 +474,21 @@ static go_hr_res go_node_step_batch(uintptr_t n_, const raftlet_bytes *msgs, siz
 	go_hr(n, &r);
 	return r;
 }
+// Payloads in the library's memory: their handles and data pointers as
+// integers in Go memory (C pointers, which Go may hold).
+static go_res go_payloads_new(const size_t *lens, size_t count, uintptr_t *ps, uint8_t **data) {
+	return go_res_of(raftlet_payloads_new(lens, count, (raftlet_payload **)ps, data));
+}
+static void go_payload_free(uintptr_t p) {
+	raftlet_payload_free((raftlet_payload *)p);
+}
+static go_hr_res go_node_propose_payloads(uintptr_t n_, const uintptr_t *ps, size_t count) {
+	raftlet_node *n = (raftlet_node *)n_;
+	go_hr_res r;
+	r.res = go_res_of(raftlet_node_propose_payloads(n, (raftlet_payload *const *)ps, count));
+	go_hr(n, &r);
+	return r;
+}
 static go_hr_res go_node_propose_batch(uintptr_t n_, const raftlet_bytes *ps, size_t count) {
 	raftlet_node *n = (raftlet_node *)n_;
 	go_hr_res r;
@@ -676,6 +695,7 @@ static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bi
 import "C"
 
 import (
+	"fmt"
 	"unsafe"
 )
 
@@ -1165,6 +1185,44 @@ func cNodeStepBatch(n cNode, b *batch, msgs [][]byte) (bool, bool, error) {
 	r := C.go_node_step_batch(nodeH(n), p, l)
 	b.release()
 	return hrOf(r)
+}
+
+// cPayloadsNew allocates payloads of the given sizes in the library's
+// memory, in one crossing: their handles and their bytes (C memory; nil
+// for an empty one).
+func cPayloadsNew(sizes []int) (hs []uintptr, data []*byte, err error) {
+	if len(sizes) == 0 {
+		return nil, nil, nil
+	}
+	lens := make([]C.size_t, len(sizes))
+	for i, n := range sizes {
+		if n < 0 {
+			return nil, nil, &Error{CodeInvalidArg, fmt.Sprintf("payload %d has a negative size %d", i, n)}
+		}
+		lens[i] = C.size_t(n)
+	}
+	hs = make([]uintptr, len(sizes))
+	// Go memory that C fills with C pointers (allowed: no Go pointer in it).
+	data = make([]*byte, len(sizes))
+	r := C.go_payloads_new(&lens[0], C.size_t(len(lens)),
+		(*C.uintptr_t)(unsafe.Pointer(&hs[0])), (**C.uint8_t)(unsafe.Pointer(&data[0])))
+	if err := errorOf(r); err != nil {
+		return nil, nil, err
+	}
+	return hs, data, nil
+}
+
+// cPayloadFree frees a payload handle that was not proposed.
+func cPayloadFree(h uintptr) { C.go_payload_free(C.uintptr_t(h)) }
+
+// cNodeProposePayloads proposes the payload handles (taken by the
+// library, see raftlet_node_propose_payloads) and reads has_ready.
+func cNodeProposePayloads(n cNode, hs []uintptr) (bool, bool, error) {
+	var p *C.uintptr_t
+	if len(hs) > 0 {
+		p = (*C.uintptr_t)(unsafe.Pointer(&hs[0]))
+	}
+	return hrOf(C.go_node_propose_payloads(nodeH(n), p, C.size_t(len(hs))))
 }
 
 func cNodeProposeBatch(n cNode, b *batch, payloads [][]byte) (bool, bool, error) {

@@ -51,6 +51,8 @@ type scratch struct {
 	stepBuf []byte
 	csBuf   []byte
 	b       batch
+	// The handles of a ProposePayloads call.
+	payloads []uintptr
 }
 
 func (rn *RawNode) scratch() *scratch {
