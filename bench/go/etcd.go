@@ -50,6 +50,8 @@ func (n *etcdNode) Campaign() {
 	}
 }
 
+func (n *etcdNode) Payloads(k, size int) [][]byte { return goPayloads(k, size) }
+
 func (n *etcdNode) Propose(data []byte) {
 	if err := n.rn.Propose(data); err != nil {
 		panic(err)

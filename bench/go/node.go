@@ -29,6 +29,11 @@ type applied struct {
 // raftlet binding.
 type node interface {
 	Campaign()
+	// Payloads returns n new payload buffers of size bytes, zeroed, that
+	// the workload fills and then proposes (Propose, ProposeBatch): Go
+	// slices, or the library's memory where the host proposes payloads
+	// without a copy (the zero-copy host, for large payloads).
+	Payloads(n, size int) [][]byte
 	Propose(data []byte)
 	// ProposeBatch proposes the payloads in one proposal message; it
 	// reports false when the implementation cannot.
@@ -51,6 +56,15 @@ type node interface {
 	Compact(index uint64)
 	IsLeader() bool
 	Close()
+}
+
+// goPayloads is Payloads in Go memory: k new slices of size bytes.
+func goPayloads(k, size int) [][]byte {
+	ps := make([][]byte, k)
+	for i := range ps {
+		ps[i] = make([]byte, size)
+	}
+	return ps
 }
 
 // factory makes node id of a cluster of voters.

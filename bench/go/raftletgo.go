@@ -43,6 +43,8 @@ func (n *raftletNode) Campaign() {
 	}
 }
 
+func (n *raftletNode) Payloads(k, size int) [][]byte { return goPayloads(k, size) }
+
 func (n *raftletNode) Propose(data []byte) {
 	if err := n.rn.Propose(data); err != nil {
 		panic(err)

@@ -33,6 +33,58 @@ type raftletView struct {
 	// last cycle or stepped the last messages: what Cycle handles next.
 	// Invalid when none was waiting.
 	next raftlet.ReadyView
+	// Payloads handed out by Payloads and not yet proposed, in order.
+	pending []raftlet.Payload
+}
+
+// inPlaceMin is the smallest payload this host has the library allocate
+// (raftlet.NewPayloads) and proposes without a copy. Below it the copy
+// into the library is cheaper than a second allocation: the library
+// keeps a small payload in one allocation with its reference count, so
+// it would copy it again.
+const inPlaceMin = 4096
+
+// Payloads: large payloads in the library's memory, filled in place and
+// proposed without a copy; small ones in Go memory.
+func (n *raftletView) Payloads(k, size int) [][]byte {
+	if size < inPlaceMin {
+		return goPayloads(k, size)
+	}
+	sizes := make([]int, k)
+	for i := range sizes {
+		sizes[i] = size
+	}
+	ps, err := raftlet.NewPayloads(sizes...)
+	if err != nil {
+		panic(err)
+	}
+	n.pending = append(n.pending, ps...)
+	out := make([][]byte, k)
+	for i := range ps {
+		out[i] = ps[i].Data
+	}
+	return out
+}
+
+// taken returns the pending payloads that datas are, in order, and drops
+// them from pending; ok is false when they are not the next pending ones
+// (Go memory: proposed by copy instead).
+func (n *raftletView) taken(datas [][]byte) (ps []raftlet.Payload, ok bool) {
+	if len(datas) == 0 || len(datas) > len(n.pending) {
+		return nil, false
+	}
+	for i, d := range datas {
+		p := n.pending[i].Data
+		if len(d) == 0 || len(p) == 0 || &d[0] != &p[0] {
+			return nil, false
+		}
+	}
+	ps = n.pending[:len(datas)]
+	n.pending = n.pending[len(datas):]
+	if len(n.pending) == 0 {
+		n.pending = n.pending[:0:0]
+	}
+	return ps, true
 }
 
 func newRaftletView(id uint64, voters []uint64) node {
@@ -47,6 +99,12 @@ func (n *raftletView) Campaign() {
 }
 
 func (n *raftletView) Propose(data []byte) {
+	if ps, ok := n.taken([][]byte{data}); ok {
+		if err := n.rn.ProposePayloads(ps); err != nil {
+			panic(err)
+		}
+		return
+	}
 	if n.held.Valid() || n.next.Valid() {
 		if err := n.rn.Propose(data); err != nil {
 			panic(err)
@@ -66,6 +124,12 @@ func (n *raftletView) Propose(data []byte) {
 }
 
 func (n *raftletView) ProposeBatch(payloads [][]byte) bool {
+	if ps, ok := n.taken(payloads); ok {
+		if err := n.rn.ProposePayloads(ps); err != nil {
+			panic(err)
+		}
+		return true
+	}
 	if err := n.rn.ProposeBatch(payloads); err != nil {
 		panic(err)
 	}
@@ -192,6 +256,10 @@ func (n *raftletView) IsLeader() bool {
 }
 
 func (n *raftletView) Close() {
+	for i := range n.pending {
+		n.pending[i].Free()
+	}
+	n.pending = nil
 	_ = n.rn.Close()
 	_ = n.storage.Close()
 }

@@ -24,10 +24,15 @@ var impls = []struct {
 // freshPayload is a new payload of size bytes for one proposal: every
 // implementation allocates and fills one per entry, as a host serving
 // requests does (none gets to share one buffer between entries).
-func freshPayload(size int, fill byte) []byte {
+func freshPayload(size int, v byte) []byte {
 	p := make([]byte, size)
-	copy(p, pattern[fill%8][:size])
+	fill(p, v)
 	return p
+}
+
+// fill writes variant v of the payload pattern into p.
+func fill(p []byte, v byte) {
+	copy(p, pattern[v%8][:len(p)])
 }
 
 // pattern holds the bytes payloads are filled with (8 variants).
@@ -174,23 +179,24 @@ func benchB1(b *testing.B, mk factory, batch bool, size int) {
 	if lim := uint64(256<<20) / uint64(size); lim < every {
 		every = lim
 	}
-	payloads := make([][]byte, perRound)
 	base := c.apps[0].entries
 	m0 := c.msgs
 	next := every
 	m := startMeter(b)
 	for r := 0; r < b.N; r++ {
+		// Fresh payloads, allocated where the host wants them, filled.
+		payloads := c.nodes[0].Payloads(perRound, size)
+		for _, p := range payloads {
+			fill(p, byte(r))
+		}
 		if batch {
-			for i := range payloads {
-				payloads[i] = freshPayload(size, byte(r))
-			}
 			c.nodes[0].ProposeBatch(payloads)
-			clear(payloads)
 		} else {
-			for i := 0; i < perRound; i++ {
-				c.nodes[0].Propose(freshPayload(size, byte(r)))
+			for _, p := range payloads {
+				c.nodes[0].Propose(p)
 			}
 		}
+		clear(payloads)
 		c.pump()
 		if uint64(r+1)*perRound >= next {
 			for i, n := range c.nodes {
