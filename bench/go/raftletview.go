@@ -18,8 +18,8 @@ import (
 // (AdvanceViewNext) or steps a network read (StepBatchReady) takes the
 // next Ready, persisted, in its own crossing when there is one: the same
 // Ready the next Cycle would take, as nothing reaches the node in
-// between (StepBatchReady and ProposeReady are used only when no Ready
-// is held). A Ready taken persisted has its write acknowledged in the
+// between (StepBatchReady, ProposeReady and ReadIndexReady are used only
+// when no Ready is held). A Ready taken persisted has its write acknowledged in the
 // same crossing (raftlet_node_ready_persisted): what the write made
 // available, such as a single voter's committed entry, is in that view.
 type raftletView struct {
@@ -139,9 +139,22 @@ func (n *raftletView) ProposeBatch(payloads [][]byte) bool {
 func (n *raftletView) ReadIndex(ctx uint64) {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], ctx)
-	if err := n.rn.ReadIndex(b[:]); err != nil {
+	if n.held.Valid() || n.next.Valid() {
+		if err := n.rn.ReadIndex(b[:]); err != nil {
+			panic(err)
+		}
+		return
+	}
+	// Nothing held: the Ready the request leaves (the heartbeats that
+	// confirm it) is taken, persisted, in the same crossing.
+	v, rerr, err := n.rn.ReadIndexReady(b[:], n.storage)
+	if rerr != nil {
+		panic(rerr)
+	}
+	if err != nil {
 		panic(err)
 	}
+	n.next = v
 }
 
 func (n *raftletView) Tick() { n.rn.Tick() }

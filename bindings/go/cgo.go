@@ -51,6 +51,8 @@ package raftlet
 #cgo nocallback go_node_advance_ready_flat
 #cgo noescape go_node_propose_ready
 #cgo nocallback go_node_propose_ready
+#cgo noescape go_node_read_index_ready
+#cgo nocallback go_node_read_index_ready
 #cgo noescape go_node_step_batch_ready
 #cgo nocallback go_node_step_batch_ready
 #cgo noescape go_node_packed_step_ready
@@ -601,6 +603,19 @@ static go_then_ready_res go_node_propose_ready(uintptr_t n_, const uint8_t *d, s
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(raftlet_node_propose(n, d, len));
+	go_then_take(n, s, &r);
+	return r;
+}
+
+// Requests a read (raftlet_node_read_index) and, when the node then has a
+// ready (the leader's heartbeats that confirm it), takes it persisted
+// into s.
+static go_then_ready_res go_node_read_index_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_) {
+	raftlet_node *n = (raftlet_node *)n_;
+	raftlet_storage *s = (raftlet_storage *)s_;
+	go_then_ready_res r;
+	memset(&r, 0, sizeof r);
+	r.first = go_res_of(raftlet_node_read_index(n, d, len));
 	go_then_take(n, s, &r);
 	return r;
 }
@@ -1301,6 +1316,16 @@ func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *rea
 	proposeErr = errorOf(r.first)
 	h, has, known, persistErr, err = thenReady(&r, nh, nil)
 	return h, has, known, proposeErr, persistErr, err
+}
+
+// cNodeReadIndexReady is cNodeProposeReady for a read request.
+func cNodeReadIndexReady(n cNode, rctx []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+	readErr, persistErr, err error) {
+	p, l := bytesPtr(rctx)
+	r := C.go_node_read_index_ready(nodeH(n), p, l, storeH(s))
+	readErr = errorOf(r.first)
+	h, has, known, persistErr, err = thenReady(&r, nh, nil)
+	return h, has, known, readErr, persistErr, err
 }
 
 // cNodeStepBatchReady steps msgs as cNodeStepBatch (stepErr its outcome)

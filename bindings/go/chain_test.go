@@ -421,6 +421,67 @@ func TestReadyViewPersistedHandsOutWhatItsWriteCommitted(t *testing.T) {
 	}
 }
 
+// ReadIndexReady requests a read and takes the Ready it left in one
+// crossing: a single voter answers at once, so the ReadState is in that
+// view; a three-voter leader's view carries the heartbeats that confirm
+// it; without a leader the request is refused and nothing is taken.
+func TestReadIndexReadyTakesTheReadsReady(t *testing.T) {
+	n := leadAlone(t)
+	v, rerr, err := n.rn.ReadIndexReady([]byte("r1"), n.storage)
+	if rerr != nil || err != nil || !v.Valid() {
+		t.Fatalf("read: %v, %v, valid %v", rerr, err, v.Valid())
+	}
+	rss, err := v.ReadStates()
+	if err != nil || len(rss) != 1 || string(rss[0].RequestCtx()) != "r1" {
+		t.Fatalf("read states %v (%v)", rss, err)
+	}
+	if err := n.rn.AdvanceView(v); err != nil {
+		t.Fatal(err)
+	}
+
+	c := newTestCluster(t, 1, 2, 3)
+	c.settleChained()
+	l := c.nodes[1]
+	if err := l.rn.Campaign(); err != nil {
+		t.Fatal(err)
+	}
+	c.settleChained()
+	if l.rn.BasicStatus().RaftState != StateLeader {
+		t.Fatal("node 1 did not win")
+	}
+	v, rerr, err = l.rn.ReadIndexReady([]byte("r2"), l.storage)
+	if rerr != nil || err != nil || !v.Valid() {
+		t.Fatalf("leader read: %v, %v, valid %v", rerr, err, v.Valid())
+	}
+	msgs, _ := v.Messages()
+	hb := 0
+	for i := range msgs {
+		if msgs[i].Type == raftpb.MsgHeartbeat {
+			hb++
+		}
+	}
+	if hb != 2 {
+		t.Fatalf("%d heartbeats in the read's Ready, want 2", hb)
+	}
+	if err := l.rn.AdvanceView(v); err != nil {
+		t.Fatal(err)
+	}
+
+	f := newTestCluster(t, 1, 2, 3).nodes[2]
+	v, rerr, err = f.rn.ReadIndexReady([]byte("r3"), f.storage)
+	if !errors.Is(rerr, ErrNoLeader) || err != nil {
+		t.Fatalf("leaderless read: %v, %v", rerr, err)
+	}
+	if v.Valid() {
+		if rss, _ := v.ReadStates(); len(rss) != 0 {
+			t.Fatal("a refused read was answered")
+		}
+		if err := f.rn.AdvanceView(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // leadAlone is a single voter that won its election, its Readies handled.
 func leadAlone(t *testing.T) *testNode {
 	t.Helper()

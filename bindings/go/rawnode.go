@@ -733,6 +733,18 @@ func (rn *RawNode) ReadIndex(rctx []byte) error {
 	return err
 }
 
+// ReadIndexReady is ReadIndex(rctx) followed, when the node then has a
+// Ready, by ReadyViewPersisted(s) (ReadyView when s is nil), in one cgo
+// crossing: a read request and the Ready that carries the heartbeats
+// confirming it (a single voter's answer, its ReadState, comes in that
+// Ready). readErr is ReadIndex's outcome; next and err as for
+// ProposeReady.
+func (rn *RawNode) ReadIndexReady(rctx []byte, s *MemoryStorage) (next ReadyView, readErr, err error) {
+	return rn.thenReady(s, func(p cNode, sp cStorage) (*readyHandle, bool, bool, error, error, error) {
+		return cNodeReadIndexReady(p, rctx, sp, rn.h)
+	})
+}
+
 // TransferLeader asks the leader to hand leadership to transferee. It
 // returns ErrTransferRefused when the target is not a voter or no leader
 // is known (etcd ignores such requests; the error may be ignored).
