@@ -200,7 +200,7 @@ impl<S: Storage> RaftLog<S> {
     }
 
     /// [`RaftLog::append`] that moves the entries out of `ents` (leaving
-    /// default entries behind) instead of cloning them.
+    /// `None` payloads behind) instead of cloning them.
     pub(crate) fn append_taken(&mut self, ents: &mut [Entry]) -> u64 {
         if let Some(head) = ents.first() {
             self.check_append_after(head.index);

@@ -223,8 +223,8 @@ impl<S: Storage> Raft<S> {
     }
 
     /// [`Raft::append_entry`] over a slice, so a single proposal needs no
-    /// vector. The entries are moved into the log when appended (default
-    /// entries are left in `es`); on refusal `es` is left as it was.
+    /// vector. The entries are moved into the log when appended (their
+    /// payloads taken out of `es`); on refusal `es` is left as it was.
     pub(crate) fn append_entries(&mut self, es: &mut [Entry]) -> bool {
         let li = self.raft_log.last_index();
         if es.len() as u64 > crate::validate::MAX_TERM_OR_INDEX.saturating_sub(li) {
