@@ -296,10 +296,15 @@ impl MemoryStorageCore {
             term: last.term,
             index: last.index,
         };
+        let held = self.entries.len();
         self.entries.drain(..i);
-        // Give memory back after a large compaction.
-        if self.entries.capacity() > 2 * self.entries.len() + 64 {
-            self.entries.shrink_to(2 * self.entries.len());
+        // Give memory back only when the log used less than half of its
+        // buffer before this compaction too. A busy log compacted at
+        // intervals fills its buffer again: shrinking it at every
+        // compaction made it grow again by doubling, copying the entries
+        // and faulting fresh pages in each time.
+        if self.entries.capacity() > 2 * held + 64 {
+            self.entries.shrink_to(held.max(2 * self.entries.len()));
         }
         Ok(())
     }
@@ -604,6 +609,33 @@ mod tests {
         assert_eq!(s.first_index(), Ok(4));
         s.wl().compact(4).unwrap();
         assert_eq!(s.first_index(), Ok(5));
+    }
+
+    /// raftlet: compaction keeps the buffer of a log that filled it (a busy
+    /// log compacted at intervals fills it again) and gives back the
+    /// buffer of one that used little of it.
+    #[test]
+    fn test_storage_compaction_keeps_a_busy_logs_buffer() {
+        let s = MemoryStorage::new();
+        let batch = |from: u64, n: u64| -> Vec<Entry> {
+            (from..from + n).map(|i| Entry::new(1, i, vec![])).collect()
+        };
+        s.wl().append(&batch(1, 1000)).unwrap();
+        let cap = s.rl().entries.capacity();
+        assert!(cap >= 1000);
+        s.wl().compact(1000).unwrap();
+        assert_eq!(s.rl().entries.capacity(), cap, "a busy log's buffer");
+        // The next interval fills it again without growing it.
+        s.wl().append(&batch(1001, 999)).unwrap();
+        assert_eq!(s.rl().entries.capacity(), cap);
+        s.wl().compact(1999).unwrap();
+        // An interval that uses a tenth of the buffer: given back.
+        s.wl().append(&batch(2000, 100)).unwrap();
+        s.wl().compact(2099).unwrap();
+        let small = s.rl().entries.capacity();
+        assert!(small < cap / 4, "capacity {small} of {cap} kept");
+        assert_eq!(s.last_index(), Ok(2099));
+        assert_eq!(s.first_index(), Ok(2100));
     }
 
     /// raftlet: an empty storage holds no entry vector (the last compacted
