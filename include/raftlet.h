@@ -1183,6 +1183,7 @@ void raftlet_payload_free(struct raftlet_payload *payload);
 //
 // Returns RAFTLET_OK; RAFTLET_ERR_NULL_ARG (nothing taken) for a NULL
 // `node`, a NULL `payloads` with a non-zero `count` or a NULL among them;
+// RAFTLET_ERR_INVALID_ARG (nothing taken) when a payload appears twice;
 // RAFTLET_ERR_PROPOSAL_DROPPED (also for `count` 0); or RAFTLET_PANIC
 // when the node is poisoned.
 raftlet_result raftlet_node_propose_payloads(struct raftlet_node *node,

@@ -1,6 +1,7 @@
 package raftlet
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -59,8 +60,9 @@ func (p *Payload) Free() {
 // Every payload is taken by the library, whatever the outcome (a refused
 // proposal frees them): each one is set to the zero Payload, and the
 // slices of Data held elsewhere must not be used again. Nothing is taken
-// when a payload was already proposed or freed (ErrInvalidArg) or the
-// node is closed (ErrClosed). Other errors as for Propose.
+// when a payload was already proposed or freed, or appears twice
+// (ErrInvalidArg), or the node is closed (ErrClosed). Other errors as for
+// Propose.
 func (rn *RawNode) ProposePayloads(ps []Payload) error {
 	p, err := rn.ptr()
 	if err != nil {
@@ -74,12 +76,16 @@ func (rn *RawNode) ProposePayloads(ps []Payload) error {
 		}
 		hs = append(hs, ps[i].h)
 	}
-	for i := range ps {
-		ps[i] = Payload{}
-	}
 	has, known, err := cNodeProposePayloads(p, hs)
 	clear(hs)
 	x.payloads = hs[:0]
+	// The library took them unless it refused the arguments (a payload
+	// twice: nothing taken).
+	if !errors.Is(err, ErrInvalidArg) && !errors.Is(err, ErrNullArg) {
+		for i := range ps {
+			ps[i] = Payload{}
+		}
+	}
 	rn.setHR(has, known)
 	runtime.KeepAlive(rn)
 	return err

@@ -102,6 +102,14 @@ func TestPayloadsAreProposedInPlace(t *testing.T) {
 	if two[0].h == 0 || len(two[0].Data) != 3 {
 		t.Fatal("a refused call took a payload")
 	}
+	// The same payload twice: refused, nothing taken.
+	dup := []Payload{fresh[0], fresh[0]}
+	if err := rn.ProposePayloads(dup); !errors.Is(err, ErrInvalidArg) {
+		t.Fatalf("a payload twice: %v", err)
+	}
+	if dup[0].h == 0 || dup[1].h == 0 {
+		t.Fatal("a refused call took a payload")
+	}
 	two[0].Free()
 	two[0].Free() // a second Free does nothing
 	if two[0].Data != nil {

@@ -51,6 +51,12 @@ pub unsafe extern "C" fn raftlet_payloads_new(
             return RAFTLET_OK;
         }
         check_null!(lens, payloads_out, data_out);
+        if count > isize::MAX as usize / std::mem::size_of::<usize>() {
+            return fail(
+                RAFTLET_ERR_INVALID_ARG,
+                format!("count {count} is too large"),
+            );
+        }
         // SAFETY: the caller promises `count` readable lengths at `lens`.
         let lens = unsafe { std::slice::from_raw_parts(lens, count) };
         let mut made = Vec::new();
@@ -109,6 +115,7 @@ pub unsafe extern "C" fn raftlet_payload_free(payload: *mut raftlet_payload) {
 ///
 /// Returns RAFTLET_OK; RAFTLET_ERR_NULL_ARG (nothing taken) for a NULL
 /// `node`, a NULL `payloads` with a non-zero `count` or a NULL among them;
+/// RAFTLET_ERR_INVALID_ARG (nothing taken) when a payload appears twice;
 /// RAFTLET_ERR_PROPOSAL_DROPPED (also for `count` 0); or RAFTLET_PANIC
 /// when the node is poisoned.
 #[no_mangle]
@@ -128,6 +135,14 @@ pub unsafe extern "C" fn raftlet_node_propose_payloads(
         };
         if let Some(i) = handles.iter().position(|p| p.is_null()) {
             return fail(RAFTLET_ERR_NULL_ARG, format!("`payloads[{i}]` is NULL"));
+        }
+        // The same payload twice would be freed twice: refused.
+        if handles.len() > 1 {
+            let mut sorted = handles.to_vec();
+            sorted.sort_unstable();
+            if sorted.windows(2).any(|w| w[0] == w[1]) {
+                return fail(RAFTLET_ERR_INVALID_ARG, "a payload appears twice");
+            }
         }
         let batch: Vec<bytes::Bytes> = handles
             .iter()

@@ -3543,6 +3543,10 @@ static void test_payloads(void) {
     /* Refused with nothing taken: the same payloads are proposed after. */
     raftlet_status before = status_of(l);
     raftlet_payload *with_null[2] = {ps[0], NULL};
+    raftlet_payload *twice[3] = {ps[0], ps[2], ps[0]};
+    EXPECT_RC(raftlet_node_propose_payloads(ln, twice, 3), RAFTLET_ERR_INVALID_ARG);
+    size_t too_many = SIZE_MAX / 4;
+    EXPECT_RC(raftlet_payloads_new(lens, too_many, ps, data), RAFTLET_ERR_INVALID_ARG);
     EXPECT_RC(raftlet_node_propose_payloads(NULL, ps, 3), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_propose_payloads(ln, NULL, 3), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_node_propose_payloads(ln, with_null, 2), RAFTLET_ERR_NULL_ARG);
