@@ -346,6 +346,26 @@ impl std::ops::DerefMut for NewReady {
     }
 }
 
+/// Names every field of raftlet_ready, with no `..`: adding a field fails
+/// to compile here until [`NewReady::new`], which writes the fields one by
+/// one into uninitialised memory, writes it too.
+#[allow(dead_code)]
+fn fields_written_in_place(r: &raftlet_ready) {
+    let raftlet_ready {
+        rd: _,
+        track: _,
+        applying: _,
+        written: _,
+        stale: _,
+        light: _,
+        buf: _,
+        spans: _,
+        snapshot_encoded: _,
+        envelope: _,
+        flat: _,
+    } = r;
+}
+
 impl NewReady {
     /// A ready for `rd`, its messages encoded.
     pub(crate) fn new(
@@ -381,26 +401,36 @@ impl NewReady {
             .map(|s| s.encode_to_vec())
             .unwrap_or_default();
         let mut home = home;
-        home.write(raftlet_ready {
-            rd,
-            track,
-            applying,
-            written,
-            stale: AtomicBool::new(false),
-            light: None,
-            buf,
-            spans,
-            snapshot_encoded,
-            envelope: OnceLock::new(),
-            flat: FlatArrays {
+        // Written field by field into the box: a whole raftlet_ready
+        // (about 800 bytes) built on the stack and then moved into the box
+        // was a large copy on every Ready cycle.
+        let p = home.as_mut_ptr();
+        // SAFETY: `p` is the box's memory, laid out for a raftlet_ready and
+        // not yet initialised; each field is written once, through
+        // `addr_of_mut!` (no reference to uninitialised memory is made),
+        // and `fields_written_in_place` below fails to compile when a
+        // field is added without being written here.
+        unsafe {
+            use std::ptr::addr_of_mut;
+            addr_of_mut!((*p).rd).write(rd);
+            addr_of_mut!((*p).track).write(track);
+            addr_of_mut!((*p).applying).write(applying);
+            addr_of_mut!((*p).written).write(written);
+            addr_of_mut!((*p).stale).write(AtomicBool::new(false));
+            addr_of_mut!((*p).light).write(None);
+            addr_of_mut!((*p).buf).write(buf);
+            addr_of_mut!((*p).spans).write(spans);
+            addr_of_mut!((*p).snapshot_encoded).write(snapshot_encoded);
+            addr_of_mut!((*p).envelope).write(OnceLock::new());
+            addr_of_mut!((*p).flat).write(FlatArrays {
                 messages,
                 entries,
                 committed_entries,
                 read_states,
                 view: raftlet_ready_flat::EMPTY,
-            },
-        });
-        // SAFETY: written whole just above.
+            });
+        }
+        // SAFETY: every field was written just above.
         NewReady(unsafe { home.assume_init() })
     }
 
