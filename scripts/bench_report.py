@@ -642,11 +642,12 @@ def main() -> None:
     add("Where raftlet through Go is behind etcd raft or close to it (see bindings/go/README.md, "
         "\"Performance\", for the profiles): rows of small operations pay a fixed cost per "
         "cgo crossing and per C Ready (B3: two crossings per proposal, one Ready cycle; "
-        "B5 at one read per round: nine crossings, four Ready cycles; native Rust raftlet "
+        "B5 at one read per round: eight crossings, four Ready cycles; native Rust raftlet "
         "does B3 about three times faster, so the cost is the boundary, not the core, and "
-        "mostly its C side: the profile table's C ABI rows); large payloads pay one more copy than etcd (the proposal is "
-        "copied into the library, which etcd does not need) and page faults of glibc's "
-        "heap growing again after each compaction, where Go's heap keeps its pages. B4's "
+        "mostly its C side: the profile table's C ABI rows). Large payloads no longer pay "
+        "a copy that etcd does not make: the zero-copy host has the library allocate "
+        "payloads of 4 KiB and more and fills them in place (`NewPayloads`, "
+        "`ProposePayloads`), which also keeps them out of the Go collector's heap. B4's "
         "heap per group is mostly the core's (C heap; the Rust B4 row above); the binding "
         "adds its node and storage handles in C and about 220 bytes of Go structs.")
     add("")
@@ -883,102 +884,71 @@ more than half either way):
 
 TARGET_NOTES = """\
 Where a target is missed, why (the profiles are in docs/perf-notes.md and
-in the profile table below), and what would close it. The fair harness
-moved every raftlet figure down: the shared payload and the copy-free
-decode were worth about a fifth of B1batch's instructions and a third of
-B3's allocations, and raft-rs's rust-protobuf codec (payloads as `Bytes`,
-like raftlet's) is faster than prost where payloads are large.
+in the profile table below), and what would close it. The machine's speed
+drifts between rounds and within them (a row's range is often ±30%); the
+rounds alternate which implementation goes first, so the ratio within
+each round, raftlet's run against the peer's run beside it, moves less
+than the ratio of the medians above, and is quoted where it differs.
 
-- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** By instructions raftlet now
-  does 1.84× less work per entry than raft-rs's faster codec (231M against
-  425M for 51,200 entries, from 1.30× before the changes of this round:
-  one copy per decoded message instead of one per payload, inline varints,
-  sizes computed once, a size-limit shortcut). What is left is work every
-  library does per entry: decoding entries (`Entry::merge_raw` and
-  `varint_slow`, about 11%), the fresh payload's allocation and its copy
-  (`copy_payload`: one allocation since this round; a `Vec`-backed `Bytes`
-  took a second, its shared header, on its first clone), reference-count
-  traffic on the
-  payloads (`shared_clone`/`shared_drop`, about 5%: each atomic counts as
-  one instruction in callgrind but costs tens of cycles), and the exact
-  sizes of committed entries for the apply budget (`ents_size`, 4%). Time
-  ratios lag instruction ratios for that reason. Next: cache each entry's
-  encoded size at append (unstable log and storage), a decode fast path for
-  entries in field order, and Readies that lend slices of the unstable log
-  instead of cloned entries (fewer atomics).
-- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** Per message,
-  raftlet and raft-rs were level (1,545M against 1,508M instructions for
-  the same 51,200 entries and six messages per entry); after this round
-  raftlet does 1,321M, 1.14× less. Per message the cost is spread: decode
-  (`Message::merge_raw`, 9%), malloc and free (about 20%: the encode
-  buffer, the decode copy, entry vectors), the encoder (7%), progress
-  lookups and `maybe_send_append`. etcd's message pattern (an append per
-  proposal per follower, then a commit-only append after each quorum
-  acknowledgement) is what this row measures and what raftlet follows in
-  this mode; the 1.5× would need the per-message allocations gone (a
-  reusable encode arena per Ready, decoded entry vectors recycled).
+- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** Met against etcd; against
+  raft-rs the ratio of medians was 1.65× in this run and 2.00× in a run
+  an hour earlier (before the storage change below, which measured 1.15×
+  in paired runs of the two binaries), and the ratio within each round
+  has been 1.6× to 2.1× (median 1.85× here). By instructions raftlet
+  does 2.6× less work per entry than raft-rs's faster codec; the time
+  ratio lags because what is left is dominated by work the instruction
+  count underrates: about 26 atomic reference-count operations per entry
+  across the three nodes (a clone into the log, the Ready, each follower's
+  append, the storage, the committed entries), each tens of cycles, and
+  the store-forwarding stall where a `Bytes` clone returned through the
+  `bytes` crate's vtable is read back (half the samples of
+  `MemoryStorageCore::entries_into` and `RawNode::ready`). This round
+  removed the ones in raftlet's own code: entries moved into the unstable
+  log through `mem::take` (1.09×), a storage buffer regrown after every
+  compaction (1.15×), the storage's clone of each entry (`append_owned`),
+  two-byte varints and varint lengths (7% fewer instructions). What would
+  close it: Readies that lend the unstable log's entries instead of
+  cloning them (fewer atomics), which changes the Ready API.
+- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** 1.23× (1.21×
+  within rounds), from 0.95×. Six messages per entry; a fifth of the time
+  is malloc in the harness's one buffer per encoded message, freed in
+  bursts that overflow glibc's per-thread cache (raft-rs's harness does the
+  same), the rest spread over decoding, encoding and progress lookups. The
+  1.5× would need the per-message allocations of both the host and the
+  core gone (an encode arena per Ready, decoded entry vectors recycled).
 - **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** One Ready cycle per
-  proposal (`advance_light` hands out the entry its own write committed)
-  and one allocation, the fresh payload the rules require (`copy_payload`
-  puts its reference count in the same allocation; it was two). By
-  instructions raftlet does about 0.8 of raft-rs's work (the profile table
-  below); half would need the per-proposal work itself halved. Where it
-  goes (callgrind, 22,000 proposals, 3.8k instructions each): `ready`
-  18% (cloning the entry into the Ready, the Ready record),
-  `on_persist_ready` 20% (the self-acknowledgement stepped as a message,
-  then the commit), reading the committed entry back from the storage 9%,
-  the payload's copy and drop 13%, the storage append 3%. Next:
-  the leader's own acknowledgement applied without a message, and the
-  committed entry taken from the unstable log before it is released.
+  proposal, one allocation (the fresh payload the rules require), 3.7k
+  instructions against raft-rs's 4.7k; by time level with raft-rs (the
+  ratio within rounds is 0.76× to 1.18×). About a fifth of the process's
+  CPU time is the kernel's, mostly page faults of the log growing (the run
+  never compacts: each proposal keeps its 128-byte payload and its entry),
+  which both pay. Half would need the
+  per-proposal work itself halved: the Ready record and its vectors, the
+  committed entry read back from the storage (9%), the payload's
+  allocation and copy (13%).
 - **B4 (≤ 1 KiB heap per idle group, ≤ 10 ns per tick + has_ready
-  sweep).** Met (the table above): only a leader keeps progress records,
-  the node's fields narrowed, rarely used state boxed, the hot fields of
-  tick and has_ready together.
-- **B6 (not a target; a regression to know of).** B6's CPU time to
-  promote_max_lag went from about 6-7 ms (raftlet ahead of raft-rs) to
-  about 20 ms (behind raft-rs's rust-protobuf codec) with the copy-once
-  decode, although the whole B6 process runs 30% fewer instructions (698M
-  to 484M under callgrind) and the zero-copy decode row stays at about
-  4 ms. Decoding large messages field by field again (tried: above
-  256 KiB) and copying in 32 KiB chunks (tried) did not bring it back, so
-  it is not the size of the copies. The whole process's user + sys time
-  is unchanged (0.16 s either way) and it takes about 4,000 more minor page
-  faults (18.7k to 22.8k, `/usr/bin/time`); a small B6 (20k entries)
-  shows the same fixed 3 ms. The suspect is the allocator: the shared
-  decode buffers are freed together at compaction, glibc returns the space
-  to the system, and the measured window faults it back in. Not confirmed;
-  to investigate before relying on B6.
-- **B2 Go (via cgo beats etcd native).** With the zero-copy API (ReadyView,
-  batch calls, TickSet) met on every B1 row, B1batch 128 B and 1 KiB, B3
-  (narrowly: its range overlaps etcd's), the B4 sweep (one crossing for all
-  groups) and B5 at 64 reads per round; missed on B5 at one read per round
-  and B1batch 16 KiB. B3 makes two crossings per proposal (`ProposeReady`: the proposal, its Ready taken,
-  written and its write reported durable, so the entry comes back
-  committed in the same view; `AdvanceViewNext`), one allocation. What a
-  small operation pays is mostly the C side of the boundary, not the
-  crossing: through the C ABI alone (bench/c/abi_b3.c and abi_b5.c, the
-  calls the Go host makes; the profile table below) a B3 proposal is 5.9k
-  instructions against the native core's 3.8k, and a B5 round at one read
-  (nine calls, four Ready cycles) 28k: the C Ready handle's build and drop
-  (a boxed struct of about 1 KB with its own encoding buffer and view
-  arrays) about a quarter, message decoding and encoding about a seventh,
-  malloc and free (much of it the handle's) a sixth.
-  Large payloads pay the copy into the library at Propose that etcd does
-  not make, and page faults of the C heap growing back after each
-  compaction. Closing the rest: a C Ready recycled by its node (its box,
-  buffers and arrays), and the leaner core paths named under B3."""
+  sweep).** Met.
+- **B6 (not a target).** Its CPU time to promote_max_lag is back ahead of
+  raft-rs (the table above); the copy-once decode's regression of earlier
+  rounds no longer shows.
+- **B2 Go (via cgo beats etcd native).** Met on every row but B5 at one
+  read per round (0.93×; 0.57× two rounds ago). Large payloads now go
+  into the library without a copy (`NewPayloads`, `ProposePayloads`): B1
+  and B1batch at 16 KiB went from 1.11× and 0.94× to 2.98× and 1.42×
+  (the Go collector no longer sees the payloads either). B5 at one read
+  makes eight crossings and four Ready cycles per round; through the C ABI
+  alone (bench/c/abi_b5.c, the calls the Go host makes) a round is 23k
+  instructions, a tenth of them memcpy of the 160-byte `Message` and the
+  368-byte `Ready` moved by value through the layers. Closing it: fewer
+  moves of those (boxing `Message`'s rare fields changes the public pb
+  type) and a Ready cycle with fewer calls."""
 
 PROFILE_NOTES = """\
-The changes of this round, each with its before/after profile, are in
-[perf-notes.md](perf-notes.md): `Message::decode` copies a message's input
-once instead of each payload; one-byte varints and tags are decoded inline;
-`encode_to_vec` computes the encoded size once; a Ready's message vectors
-are sized from the previous Ready's; `size_limited_len` settles the common
-case with an upper bound. Together, for the same work: B1batch 128 B
-326M → 231M instructions, B1 128 B coalesced 399M → 294M, B1 with
-coalescing off 1,545M → 1,321M. Earlier rounds: coalesced appends, the
-recycled entry vectors of the Ready loop, the tick-order fix for idle
-followers, the ReadIndex acknowledgement rounds."""
+The changes of each round, with their before/after profiles, are in
+[perf-notes.md](perf-notes.md); this round's are its section 7: payloads
+proposed in place from Go, the two store-forwarding stalls, the storage
+buffer kept across compaction, cheaper varints, a C Ready written in
+place."""
 
 HARNESS_NOTES = """\
 Harness: bench/ (Rust) links raftlet and raft-rs and drives both through one
