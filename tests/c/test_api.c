@@ -2888,10 +2888,9 @@ static void test_learner_standby(void) {
     reset_cluster();
 }
 
-/* The calls that do many calls' work in one crossing: raftlet_ready_view
- * (a whole ready as flat arrays), raftlet_node_propose_batch,
- * raftlet_node_step_batch and raftlet_tick_many. */
-static void test_batch_calls(void) {
+/* A fresh cluster of voters 1, 2 and 3 with an elected leader: its id, or
+ * 0 (a failed check, the cluster reset) when none was elected. */
+static uint64_t three_with_leader(void) {
     reset_cluster();
     const uint64_t voters[] = {1, 2, 3};
     for (uint64_t id = 1; id <= 3; id++) {
@@ -2901,6 +2900,16 @@ static void test_batch_calls(void) {
     CHECK(l != 0);
     if (!l) {
         reset_cluster();
+    }
+    return l;
+}
+
+/* The calls that do many calls' work in one crossing: raftlet_ready_view
+ * (a whole ready as flat arrays), raftlet_node_propose_batch,
+ * raftlet_node_step_batch and raftlet_tick_many. */
+static void test_batch_calls(void) {
+    uint64_t l = three_with_leader();
+    if (!l) {
         return;
     }
     raftlet_node *ln = H[l].node;
@@ -3508,15 +3517,8 @@ static void test_payloads(void) {
     }
     raftlet_payload_free(lone);
 
-    reset_cluster();
-    const uint64_t voters[] = {1, 2, 3};
-    for (uint64_t id = 1; id <= 3; id++) {
-        start_node(id, voters, 3, NULL, 0);
-    }
-    uint64_t l = elect();
-    CHECK(l != 0);
+    uint64_t l = three_with_leader();
     if (!l) {
-        reset_cluster();
         return;
     }
     raftlet_node *ln = H[l].node;
@@ -3581,6 +3583,7 @@ static void test_payloads(void) {
     /* Dropped (a node with no leader): the payloads are taken and freed
      * all the same. */
     reset_cluster();
+    const uint64_t voters[] = {1, 2, 3};
     start_node(1, voters, 3, NULL, 0);
     EXPECT_OK(raftlet_payloads_new(lens, 3, ps, data));
     EXPECT_RC(raftlet_node_propose_payloads(H[1].node, ps, 3), RAFTLET_ERR_PROPOSAL_DROPPED);
