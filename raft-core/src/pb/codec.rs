@@ -655,27 +655,17 @@ impl<'a> Reader<'a> {
         self.varint_slow()
     }
 
-    /// [`Reader::varint`] for varints of two bytes or more (or none left).
+    /// [`Reader::varint`] past its inline cases: varints of three bytes or
+    /// more, and input that ends before the varint does.
     #[inline(never)]
     fn varint_slow(&mut self) -> Result<u64, DecodeError> {
         let rest = &self.buf[self.pos..];
-        // Two and three bytes (payload lengths, entry lengths, indexes
-        // below 2^21: most of what is not one byte) without the loop.
-        if let [b0, b1, ref tail @ ..] = *rest {
-            if b0 < 0x80 {
-                self.pos += 1;
-                return Ok(u64::from(b0));
-            }
-            let v = u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7;
-            if b1 < 0x80 {
-                self.pos += 2;
-                return Ok(v);
-            }
-            if let [b2, ..] = *tail {
-                if b2 < 0x80 {
-                    self.pos += 3;
-                    return Ok(v | u64::from(b2) << 14);
-                }
+        // Three bytes (indexes below 2^21) without the loop; `varint` has
+        // read one and two bytes inline.
+        if let [b0, b1, b2, ..] = *rest {
+            if b0 >= 0x80 && b1 >= 0x80 && b2 < 0x80 {
+                self.pos += 3;
+                return Ok(u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14);
             }
         }
         if rest.is_empty() {
