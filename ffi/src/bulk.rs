@@ -39,6 +39,31 @@ fn checked_bytes<'a>(
     Ok(items)
 }
 
+/// The `count` handles at `p` (NULL allowed only with `count` 0), none of
+/// them NULL: each refusal is RAFTLET_ERR_NULL_ARG naming `name`.
+pub(crate) fn checked_handles<'a, T>(
+    p: *const *mut T,
+    count: usize,
+    name: &str,
+) -> Result<&'a [*mut T], raftlet_result> {
+    let list: &[*mut T] = if p.is_null() {
+        if count != 0 {
+            return Err(fail(
+                RAFTLET_ERR_NULL_ARG,
+                format!("argument `{name}` is NULL with a non-zero count"),
+            ));
+        }
+        &[]
+    } else {
+        // SAFETY: the caller promises `count` readable handles at `p`.
+        unsafe { std::slice::from_raw_parts(p, count) }
+    };
+    if let Some(i) = list.iter().position(|h| h.is_null()) {
+        return Err(fail(RAFTLET_ERR_NULL_ARG, format!("`{name}[{i}]` is NULL")));
+    }
+    Ok(list)
+}
+
 /// The bytes a view from [`checked_bytes`] points to.
 fn bytes_of(b: &raftlet_bytes) -> &[u8] {
     if b.ptr.is_null() {
@@ -207,21 +232,10 @@ pub unsafe extern "C" fn raftlet_tick_many(
     has_ready_bitmap_out: *mut u8,
 ) -> raftlet_result {
     ffi_boundary!({
-        let list: &[*mut raftlet_node] = if nodes.is_null() {
-            if count != 0 {
-                return fail(
-                    RAFTLET_ERR_NULL_ARG,
-                    "argument `nodes` is NULL with a non-zero count",
-                );
-            }
-            &[]
-        } else {
-            // SAFETY: the caller promises `count` readable node pointers.
-            unsafe { std::slice::from_raw_parts(nodes, count) }
+        let list = match checked_handles(nodes, count, "nodes") {
+            Ok(l) => l,
+            Err(c) => return c,
         };
-        if let Some(i) = list.iter().position(|p| p.is_null()) {
-            return fail(RAFTLET_ERR_NULL_ARG, format!("`nodes[{i}]` is NULL"));
-        }
         let bitmap: &mut [u8] = if has_ready_bitmap_out.is_null() {
             &mut []
         } else {

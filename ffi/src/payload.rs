@@ -8,6 +8,7 @@
 //! the library for the buffers, write each payload into one, and hand them
 //! over: raftlet_payloads_new, raftlet_node_propose_payloads.
 
+use crate::bulk::checked_handles;
 use crate::node::{raftlet_node, with_node};
 use crate::result::{code, fail, raftlet_result, raftlet_result::*};
 
@@ -126,16 +127,10 @@ pub unsafe extern "C" fn raftlet_node_propose_payloads(
 ) -> raftlet_result {
     ffi_boundary!({
         check_null!(node);
-        let handles: &[*mut raftlet_payload] = if count == 0 {
-            &[]
-        } else {
-            check_null!(payloads);
-            // SAFETY: the caller promises `count` readable handles.
-            unsafe { std::slice::from_raw_parts(payloads, count) }
+        let handles = match checked_handles(payloads, count, "payloads") {
+            Ok(h) => h,
+            Err(c) => return c,
         };
-        if let Some(i) = handles.iter().position(|p| p.is_null()) {
-            return fail(RAFTLET_ERR_NULL_ARG, format!("`payloads[{i}]` is NULL"));
-        }
         // The same payload twice would be freed twice: refused.
         if handles.len() > 1 {
             let mut sorted = handles.to_vec();
