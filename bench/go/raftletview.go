@@ -19,9 +19,10 @@ import (
 // next Ready, persisted, in its own crossing when there is one: the same
 // Ready the next Cycle would take, as nothing reaches the node in
 // between (StepBatchReady, ProposeReady and ReadIndexReady are used only
-// when no Ready is held). A Ready taken persisted has its write acknowledged in the
-// same crossing (raftlet_node_ready_persisted): what the write made
-// available, such as a single voter's committed entry, is in that view.
+// when no Ready is held). A Ready taken persisted has its write
+// acknowledged in the same crossing (raftlet_node_ready_persisted): what
+// the write made available, such as a single voter's committed entry, is
+// in that view.
 type raftletView struct {
 	rn      *raftlet.RawNode
 	storage *raftlet.MemoryStorage

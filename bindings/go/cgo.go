@@ -476,8 +476,9 @@ static go_hr_res go_node_step_batch(uintptr_t n_, const raftlet_bytes *msgs, siz
 	go_hr(n, &r);
 	return r;
 }
-// Payloads in the library's memory: their handles and data pointers as
-// integers in Go memory (C pointers, which Go may hold).
+// Payloads in the library's memory: their handles as integers and their
+// bytes as C pointers, both written into Go memory (which may hold C
+// pointers).
 static go_res go_payloads_new(const size_t *lens, size_t count, uintptr_t *ps, uint8_t **data) {
 	return go_res_of(raftlet_payloads_new(lens, count, (raftlet_payload **)ps, data));
 }
@@ -595,29 +596,30 @@ static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_,
 	return r;
 }
 
-// Proposes d and, when the node then has a ready, takes it persisted
-// into s: a proposal and its Ready in one crossing.
-static go_then_ready_res go_node_propose_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_) {
+// Calls call(n, d, len) and, when the node then has a ready, takes it
+// persisted into s: the body of the helpers below.
+static go_then_ready_res go_bytes_then_ready(raftlet_result (*call)(raftlet_node *, const uint8_t *, size_t),
+		uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
-	r.first = go_res_of(raftlet_node_propose(n, d, len));
+	r.first = go_res_of(call(n, d, len));
 	go_then_take(n, s, &r);
 	return r;
+}
+
+// Proposes d and, when the node then has a ready, takes it persisted
+// into s: a proposal and its Ready in one crossing.
+static go_then_ready_res go_node_propose_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_) {
+	return go_bytes_then_ready(raftlet_node_propose, n_, d, len, s_);
 }
 
 // Requests a read (raftlet_node_read_index) and, when the node then has a
 // ready (the leader's heartbeats that confirm it), takes it persisted
 // into s.
 static go_then_ready_res go_node_read_index_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_) {
-	raftlet_node *n = (raftlet_node *)n_;
-	raftlet_storage *s = (raftlet_storage *)s_;
-	go_then_ready_res r;
-	memset(&r, 0, sizeof r);
-	r.first = go_res_of(raftlet_node_read_index(n, d, len));
-	go_then_take(n, s, &r);
-	return r;
+	return go_bytes_then_ready(raftlet_node_read_index, n_, d, len, s_);
 }
 
 // Steps msgs (every one, as raftlet_node_step_batch) and, when the node
