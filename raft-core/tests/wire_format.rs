@@ -964,23 +964,26 @@ fn deep_nesting_rejected() {
 // Truncation and corruption of valid buffers.
 // ---------------------------------------------------------------------------
 
+/// Reads the varint at `b[*pos..]` of a valid encoding, moving `pos` past
+/// it.
+fn varint(b: &[u8], pos: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let x = b[*pos];
+        *pos += 1;
+        v |= u64::from(x & 0x7f) << shift;
+        if x < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
 /// The offsets at which top-level fields end in a valid encoding (plus 0).
 /// Every prefix that ends at one of them is a valid encoding; every other
 /// prefix cuts inside a field.
 fn field_boundaries(b: &[u8]) -> Vec<usize> {
-    fn varint(b: &[u8], pos: &mut usize) -> u64 {
-        let mut v = 0u64;
-        let mut shift = 0;
-        loop {
-            let x = b[*pos];
-            *pos += 1;
-            v |= u64::from(x & 0x7f) << shift;
-            if x < 0x80 {
-                return v;
-            }
-            shift += 7;
-        }
-    }
     let mut out = vec![0];
     let mut pos = 0;
     while pos < b.len() {
@@ -1599,37 +1602,13 @@ fn decode_copies_the_input_once_per_message() {
 /// bytes), in order (varint and length-delimited fields only: what the
 /// encoder writes).
 fn split_fields(b: &[u8]) -> Vec<(u64, Vec<u8>)> {
-    fn varint(b: &[u8], at: &mut usize) -> u64 {
-        let mut v = 0u64;
-        let mut shift = 0;
-        loop {
-            let x = b[*at];
-            *at += 1;
-            v |= u64::from(x & 0x7f) << shift;
-            if x < 0x80 {
-                return v;
-            }
-            shift += 7;
-        }
-    }
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < b.len() {
-        let start = at;
-        let key = varint(b, &mut at);
-        match key & 7 {
-            0 => {
-                varint(b, &mut at);
-            }
-            2 => {
-                let n = varint(b, &mut at) as usize;
-                at += n;
-            }
-            wt => panic!("unexpected wire type {wt}"),
-        }
-        out.push((key >> 3, b[start..at].to_vec()));
-    }
-    out
+    field_boundaries(b)
+        .windows(2)
+        .map(|w| {
+            let mut at = w[0];
+            (varint(b, &mut at) >> 3, b[w[0]..w[1]].to_vec())
+        })
+        .collect()
 }
 
 proptest! {
