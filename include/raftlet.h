@@ -420,6 +420,16 @@ typedef struct raftlet_ready_flat {
   bool has_snapshot;
   // Whether the ready's write must be synced to disk.
   bool must_sync;
+  // Whether advancing this ready would change nothing in the node: its
+  // write was reported durable as it was taken
+  // (raftlet_node_ready_persisted, raftlet_node_advance_light) and it
+  // hands out nothing to apply that the node has not applied already
+  // (no committed entries, after readies that were all advanced). Such a
+  // ready may be released with raftlet_ready_free alone, at any later
+  // time; advancing it first is allowed and changes nothing. A host
+  // saves a call per ready for heartbeats, their responses and read
+  // states; no later state of the node makes it wrong.
+  bool advance_is_noop;
 } raftlet_ready_flat;
 
 // The scalar part of a node's status.

@@ -522,12 +522,21 @@ typedef struct {
 
 static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_ready, go_ready_flat_res *r);
 
+// Frees rel_ (0: none), a ready the Go side released without an advance
+// (its flat view said advance_is_noop) and left to the node's next
+// crossing that takes a ready. First thing in such a crossing, so that
+// the ready taken after it reuses its buffers.
+static void go_release(uintptr_t rel_) {
+	if (rel_ != 0) raftlet_ready_free((raftlet_ready *)rel_);
+}
+
 // Takes the next ready and its flat view, persists it into s when s is
 // not NULL, then reads has_ready: a whole Ready in one crossing. rd is
 // NULL when no ready was taken; a failed write leaves the ready taken.
-static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_) {
+static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_, uintptr_t rel_) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
+	go_release(rel_);
 	go_ready_flat_res r;
 	memset(&r, 0, sizeof r);
 	go_take_ready(n, s, false, &r);
@@ -556,10 +565,11 @@ static void go_then_take(raftlet_node *n, raftlet_storage *s, go_then_ready_res 
 // raftlet_node_advance_light: what the write's acknowledgement made
 // available (entries it committed, messages) comes back as a light ready,
 // its commit index written to s, without a full Ready cycle.
-static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_, uintptr_t s_) {
+static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_, uintptr_t s_, uintptr_t rel_) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_ready *rd = (raftlet_ready *)rd_;
 	raftlet_storage *s = (raftlet_storage *)s_;
+	go_release(rel_);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	if (s != NULL) {
@@ -599,9 +609,10 @@ static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_,
 // Calls call(n, d, len) and, when the node then has a ready, takes it
 // persisted into s: the body of the helpers below.
 static go_then_ready_res go_bytes_then_ready(raftlet_result (*call)(raftlet_node *, const uint8_t *, size_t),
-		uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_) {
+		uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_, uintptr_t rel_) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
+	go_release(rel_);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(call(n, d, len));
@@ -611,23 +622,26 @@ static go_then_ready_res go_bytes_then_ready(raftlet_result (*call)(raftlet_node
 
 // Proposes d and, when the node then has a ready, takes it persisted
 // into s: a proposal and its Ready in one crossing.
-static go_then_ready_res go_node_propose_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_) {
-	return go_bytes_then_ready(raftlet_node_propose, n_, d, len, s_);
+static go_then_ready_res go_node_propose_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_,
+		uintptr_t rel_) {
+	return go_bytes_then_ready(raftlet_node_propose, n_, d, len, s_, rel_);
 }
 
 // Requests a read (raftlet_node_read_index) and, when the node then has a
 // ready (the leader's heartbeats that confirm it), takes it persisted
 // into s.
-static go_then_ready_res go_node_read_index_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_) {
-	return go_bytes_then_ready(raftlet_node_read_index, n_, d, len, s_);
+static go_then_ready_res go_node_read_index_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_,
+		uintptr_t rel_) {
+	return go_bytes_then_ready(raftlet_node_read_index, n_, d, len, s_, rel_);
 }
 
 // Steps msgs (every one, as raftlet_node_step_batch) and, when the node
 // then has a ready, takes it persisted into s.
 static go_then_ready_res go_node_step_batch_ready(uintptr_t n_, const raftlet_bytes *msgs, size_t count,
-		uintptr_t s_) {
+		uintptr_t s_, uintptr_t rel_) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
+	go_release(rel_);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
@@ -681,9 +695,10 @@ static go_hr_res go_node_packed_batch(uintptr_t n_, const uint8_t *buf, const si
 // go_node_packed_batch's step, then the next ready as
 // go_node_step_batch_ready.
 static go_then_ready_res go_node_packed_step_ready(uintptr_t n_, const uint8_t *buf, const size_t *lens,
-		size_t count, uintptr_t s_) {
+		size_t count, uintptr_t s_, uintptr_t rel_) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
+	go_release(rel_);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	raftlet_bytes stack[64];
@@ -1147,8 +1162,8 @@ func cNodeLearners(n cNode) ([]LearnerStatus, error) {
 // view) in one crossing, with has_ready afterwards.
 // With s not nil, the ready is persisted into s in the same crossing:
 // persistErr is the write's outcome (the ready is taken either way).
-func cReadyFlat(n cNode, s cStorage, h *readyHandle) (has, known bool, persistErr, err error) {
-	r := C.go_node_ready_flat(nodeH(n), storeH(s))
+func cReadyFlat(n cNode, s cStorage, h *readyHandle, nh *nodeHandle) (has, known bool, persistErr, err error) {
+	r := C.go_node_ready_flat(nodeH(n), storeH(s), readyH(nh.takeDeferred()))
 	if err := errorOf(r.hr.res); err != nil {
 		return false, false, nil, err
 	}
@@ -1295,7 +1310,7 @@ func thenReady(r *C.go_then_ready_res, nh *nodeHandle, reuse *readyHandle) (h *r
 // pool.
 func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	advErr, persistErr, err error) {
-	r := C.go_node_advance_ready_flat(nodeH(n), readyH(old.p), storeH(s))
+	r := C.go_node_advance_ready_flat(nodeH(n), readyH(old.p), storeH(s), readyH(nh.takeDeferred()))
 	if advErr = errorOf(r.first); advErr != nil {
 		return nil, false, false, advErr, nil, nil
 	}
@@ -1314,7 +1329,7 @@ func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle
 func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	proposeErr, persistErr, err error) {
 	p, l := bytesPtr(data)
-	r := C.go_node_propose_ready(nodeH(n), p, l, storeH(s))
+	r := C.go_node_propose_ready(nodeH(n), p, l, storeH(s), readyH(nh.takeDeferred()))
 	proposeErr = errorOf(r.first)
 	h, has, known, persistErr, err = thenReady(&r, nh, nil)
 	return h, has, known, proposeErr, persistErr, err
@@ -1324,7 +1339,7 @@ func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *rea
 func cNodeReadIndexReady(n cNode, rctx []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	readErr, persistErr, err error) {
 	p, l := bytesPtr(rctx)
-	r := C.go_node_read_index_ready(nodeH(n), p, l, storeH(s))
+	r := C.go_node_read_index_ready(nodeH(n), p, l, storeH(s), readyH(nh.takeDeferred()))
 	readErr = errorOf(r.first)
 	h, has, known, persistErr, err = thenReady(&r, nh, nil)
 	return h, has, known, readErr, persistErr, err
@@ -1339,11 +1354,11 @@ func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeH
 	if b.packable(msgs) {
 		b.pack(msgs)
 		bp, lp := b.packed()
-		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s))
+		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s), readyH(nh.takeDeferred()))
 	} else {
 		b.fill(msgs)
 		p, l := b.ptr()
-		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s))
+		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s), readyH(nh.takeDeferred()))
 	}
 	b.release()
 	stepErr = errorOf(r.first)

@@ -68,6 +68,17 @@ func (rn *RawNode) scratch() *scratch {
 type nodeHandle struct {
 	p       cNode
 	pending []*readyHandle
+	// A ready released without an advance (deferAdvance): freed by the
+	// node's next crossing that takes a ready, or by free.
+	deferred cReady
+}
+
+// takeDeferred hands the deferred ready (nil when none) to the crossing
+// about to free it.
+func (h *nodeHandle) takeDeferred() cReady {
+	r := h.deferred
+	h.deferred = nil
+	return r
 }
 
 // Released ready handles, reused by the next readies of any node: no
@@ -94,6 +105,10 @@ func (h *nodeHandle) free() {
 		r.gen++ // not pooled: the cleanup may run on any goroutine
 	}
 	h.pending = nil
+	if h.deferred != nil {
+		cReadyFree(h.deferred)
+		h.deferred = nil
+	}
 	cNodeFree(h.p)
 	h.p = nil
 }
@@ -434,7 +449,7 @@ func (rn *RawNode) takeReady(s *MemoryStorage) (h *readyHandle, persistErr, err 
 		}
 	}
 	h = rn.h.takeHandle()
-	has, known, persistErr, err := cReadyFlat(p, sp, h)
+	has, known, persistErr, err := cReadyFlat(p, sp, h, rn.h)
 	runtime.KeepAlive(rn)
 	runtime.KeepAlive(s)
 	if err != nil {
@@ -508,11 +523,51 @@ func (rn *RawNode) ReadyViewPersisted(s *MemoryStorage) (ReadyView, error) {
 
 // AdvanceView is TryAdvance for a ReadyView: the view, and every slice
 // it handed out, is invalid afterwards. Same errors.
+//
+// A view whose advance would change nothing in the node costs no cgo
+// crossing: one taken persisted with its write acknowledged (see
+// ReadyViewPersisted), with nothing to apply that the node has not
+// applied (heartbeats, their responses, read states), and the node's only
+// view not yet advanced. Its memory is then freed by the node's next call
+// that takes a Ready (ReadyView, ReadyViewPersisted, AdvanceViewNext,
+// StepBatchReady, ProposeReady, ReadIndexReady) or by Close.
 func (rn *RawNode) AdvanceView(v ReadyView) error {
 	if v.rn != rn {
 		return &Error{CodeReadyForeign, "the ReadyView was not handed out by this node"}
 	}
+	if rn.deferAdvance(v.h, v.gen) {
+		return nil
+	}
 	return rn.advance(v.h, v.gen)
+}
+
+// deferAdvance releases the ready of h (generation gen) without a
+// crossing when advancing it would change nothing in the node: the
+// library says so (advance_is_noop: its write was acknowledged as it was
+// taken and it hands out nothing left to apply) and it is the node's only
+// pending ready. Freeing it is left to the node's next crossing that
+// takes a ready (nodeHandle.deferred), so that crossing reuses its
+// buffers. The has_ready cache stays as it is: the node did not change.
+// It reports whether it released h; when it did not, nothing changed.
+func (rn *RawNode) deferAdvance(h *readyHandle, gen uint64) bool {
+	if rn == nil || rn.h.p == nil || !h.live(gen) || h.flat == nil || !bool(h.flat.advance_is_noop) ||
+		len(rn.h.pending) != 1 || rn.h.pending[0] != h {
+		return false
+	}
+	if rn.h.deferred != nil {
+		// No ready was taken since the last deferral (rare: a ready is
+		// advanced before the next is taken): free that one now.
+		cReadyFree(rn.h.deferred)
+	}
+	rn.h.deferred = h.p
+	rn.advanced(h)
+	return true
+}
+
+// knownIdle reports whether the node is known to have no Ready without a
+// crossing (HasReady's cache).
+func (rn *RawNode) knownIdle() bool {
+	return rn.hrOK && !rn.hr && (rn.set == nil || rn.hrEpoch == rn.set.epoch)
 }
 
 // Advance tells the node that rd was handled: persisted, sent and
@@ -629,9 +684,18 @@ func (h *nodeHandle) unpend(r *readyHandle) {
 // ReadyViewPersisted, AdvanceViewNext or StepBatchReady with a storage
 // had its write reported at once, and holds that already: no light
 // Ready follows it.)
+//
+// When the node is known to have no Ready (HasReady would answer false
+// without a crossing) and v's advance would change nothing, the call
+// makes no crossing at all, as AdvanceView.
 func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyView, err error) {
 	if v.rn != rn {
 		return ReadyView{}, &Error{CodeReadyForeign, "the ReadyView was not handed out by this node"}
+	}
+	// Without a crossing when there is no next Ready to take and v's
+	// advance would change nothing (see AdvanceView).
+	if rn.knownIdle() && rn.deferAdvance(v.h, v.gen) {
+		return ReadyView{}, nil
 	}
 	p, err := rn.advancePtr(v.h, v.gen)
 	if err != nil {

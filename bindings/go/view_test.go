@@ -546,3 +546,115 @@ func TestViewPathAllocatesNothing(t *testing.T) {
 		t.Fatalf("%.1f Go allocations per propose/ready/advance loop, want 0", a)
 	}
 }
+
+// crossings counts the cgo calls f makes.
+func crossings(f func()) int64 {
+	before := runtime.NumCgoCall()
+	f()
+	return runtime.NumCgoCall() - before
+}
+
+// A view whose advance changes nothing in the node (taken persisted, its
+// write acknowledged, nothing left to apply: a read state) is advanced
+// without a cgo crossing, by AdvanceView and by AdvanceViewNext when the
+// node is known to have no Ready; it is stale at once. A view with an
+// entry to apply is advanced by a crossing, and reports the entry applied.
+// The ready released without a crossing is freed by the node's next call
+// that takes a Ready, whose write is still acknowledged at once (the
+// entry comes back committed in the view that carries it), and by Close.
+func TestNoopAdvanceCostsNoCrossing(t *testing.T) {
+	c := newTestCluster(t, 1)
+	n := c.nodes[1]
+	c.elect(1)
+	rn, s := n.rn, n.storage
+	check := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	// proposeApplied proposes data and advances its view: one crossing
+	// for the advance, and the entry applied.
+	proposeApplied := func(data string) {
+		t.Helper()
+		v, perr, err := rn.ProposeReady([]byte(data), s)
+		check("ProposeReady", perr)
+		check("ProposeReady", err)
+		ents, err := v.CommittedEntries()
+		check("CommittedEntries", err)
+		if len(ents) != 1 || string(ents[0].Data()) != data {
+			t.Fatalf("the proposal's view commits %d entries, want its own at once", len(ents))
+		}
+		index := ents[0].Index
+		if calls := crossings(func() {
+			next, err := rn.AdvanceViewNext(v, s)
+			check("AdvanceViewNext", err)
+			if next.Valid() {
+				t.Fatal("a Ready after a single voter's proposal")
+			}
+		}); calls == 0 {
+			t.Fatal("a view with an entry to apply was advanced without a crossing")
+		}
+		if got := rn.BasicStatus().Applied; got != index {
+			t.Fatalf("applied %d after advancing entry %d", got, index)
+		}
+	}
+	// readView requests a read and returns its view, the read answered.
+	readView := func(ctx string) ReadyView {
+		t.Helper()
+		v, rerr, err := rn.ReadIndexReady([]byte(ctx), s)
+		check("ReadIndexReady", rerr)
+		check("ReadIndexReady", err)
+		rss, err := v.ReadStates()
+		check("ReadStates", err)
+		if len(rss) != 1 || string(rss[0].RequestCtx()) != ctx {
+			t.Fatalf("read %q: %d read states", ctx, len(rss))
+		}
+		return v
+	}
+	proposeApplied("a")
+	applied := rn.BasicStatus().Applied
+
+	v := readView("r1")
+	if calls := crossings(func() {
+		next, err := rn.AdvanceViewNext(v, s)
+		check("AdvanceViewNext", err)
+		if next.Valid() {
+			t.Fatal("a Ready after a read")
+		}
+		if rn.HasReady() {
+			t.Fatal("HasReady after a read's view was advanced")
+		}
+	}); calls != 0 {
+		t.Fatalf("a read's view was advanced with %d crossings, want 0", calls)
+	}
+	if v.Valid() {
+		t.Fatal("a view advanced without a crossing is valid")
+	}
+	if _, err := v.ReadStates(); !errors.Is(err, ErrReadyStale) {
+		t.Fatalf("ReadStates of the advanced view: %v, want ErrReadyStale", err)
+	}
+	if err := rn.AdvanceView(v); !errors.Is(err, ErrReadyStale) {
+		t.Fatalf("the view advanced again: %v, want ErrReadyStale", err)
+	}
+
+	v = readView("r2")
+	if calls := crossings(func() { check("AdvanceView", rn.AdvanceView(v)) }); calls != 0 {
+		t.Fatalf("AdvanceView of a read's view: %d crossings, want 0", calls)
+	}
+	if got := rn.BasicStatus().Applied; got != applied {
+		t.Fatalf("applied moved from %d to %d on reads", applied, got)
+	}
+	// The released ready is freed by the next take, which is acknowledged
+	// at once as after an advance.
+	proposeApplied("b")
+
+	// A view released this way and never followed by a take is freed by
+	// Close.
+	v = readView("r3")
+	check("AdvanceView", rn.AdvanceView(v))
+	check("Close", rn.Close())
+	if rn.h.deferred != nil {
+		t.Fatal("Close left a released ready")
+	}
+}

@@ -627,6 +627,7 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
                 let (committed, messages, c) = acknowledge_light(st, track, number);
                 commit = c;
                 r.absorb_light(committed, messages, commit, st.applying);
+                r.set_noop(st.rn.basic_status().applied);
                 has = Some(st.rn.has_ready());
                 RAFTLET_OK
             });
@@ -890,13 +891,10 @@ fn advance_locked(
                 let mut rd = Ready::default();
                 rd.committed_entries = committed;
                 rd.messages = messages;
-                *out = Some(NewReady::new_light(
-                    rd,
-                    Arc::clone(track),
-                    st.applying,
-                    st.written,
-                    commit,
-                ));
+                let mut lr =
+                    NewReady::new_light(rd, Arc::clone(track), st.applying, st.written, commit);
+                lr.set_noop(st.rn.basic_status().applied);
+                *out = Some(lr);
             }
         }
         RAFTLET_OK

@@ -112,6 +112,11 @@ pub struct raftlet_ready {
     /// messages only, nothing to persist but its commit index (`Some`
     /// when it moved); advancing it reports its entries applied.
     pub(crate) light: Option<Option<u64>>,
+    /// Whether advancing it would change nothing in the node (see
+    /// `raftlet_ready_flat::advance_is_noop`): set when its write is
+    /// acknowledged as it is taken and everything handed out to apply so
+    /// far was reported applied.
+    pub(crate) noop: bool,
     /// Encodings of `messages` then `persisted_messages`, back to back.
     buf: Vec<u8>,
     spans: Vec<(usize, usize)>,
@@ -358,6 +363,7 @@ fn fields_written_in_place(r: &raftlet_ready) {
         written: _,
         stale: _,
         light: _,
+        noop: _,
         buf: _,
         spans: _,
         snapshot_encoded: _,
@@ -418,6 +424,7 @@ impl NewReady {
             addr_of_mut!((*p).written).write(written);
             addr_of_mut!((*p).stale).write(AtomicBool::new(false));
             addr_of_mut!((*p).light).write(None);
+            addr_of_mut!((*p).noop).write(false);
             addr_of_mut!((*p).buf).write(buf);
             addr_of_mut!((*p).spans).write(spans);
             addr_of_mut!((*p).snapshot_encoded).write(snapshot_encoded);
@@ -481,6 +488,14 @@ impl NewReady {
         }
         r.applying = applying;
         r.light = Some(commit);
+    }
+
+    /// Records whether advancing this ready, light, would change nothing:
+    /// `applied` is the node's applied index, read under the same lock as
+    /// the acknowledgement that made it light.
+    pub(crate) fn set_noop(&mut self, applied: u64) {
+        let r = &mut *self.0;
+        r.noop = r.light.is_some() && r.applying <= applied;
     }
 
     /// Builds the ready's views and hands it out: from here it is
@@ -1065,6 +1080,16 @@ pub struct raftlet_ready_flat {
     pub has_snapshot: bool,
     /// Whether the ready's write must be synced to disk.
     pub must_sync: bool,
+    /// Whether advancing this ready would change nothing in the node: its
+    /// write was reported durable as it was taken
+    /// (raftlet_node_ready_persisted, raftlet_node_advance_light) and it
+    /// hands out nothing to apply that the node has not applied already
+    /// (no committed entries, after readies that were all advanced). Such a
+    /// ready may be released with raftlet_ready_free alone, at any later
+    /// time; advancing it first is allowed and changes nothing. A host
+    /// saves a call per ready for heartbeats, their responses and read
+    /// states; no later state of the node makes it wrong.
+    pub advance_is_noop: bool,
 }
 
 impl raftlet_ready_flat {
@@ -1099,6 +1124,7 @@ impl raftlet_ready_flat {
         has_soft_state: false,
         has_snapshot: false,
         must_sync: false,
+        advance_is_noop: false,
     };
 }
 
@@ -1162,6 +1188,7 @@ impl raftlet_ready {
             has_soft_state: rd.soft_state.is_some(),
             has_snapshot: rd.snapshot.is_some(),
             must_sync: rd.must_sync,
+            advance_is_noop: self.noop,
         };
     }
 

@@ -3312,6 +3312,108 @@ static void test_ready_persisted(void) {
     restart_applied(cfg, st, index);
 }
 
+/* Takes the next ready of a single voter persisted into st, failing the
+ * test when there is none or its write failed. */
+static raftlet_ready *take_persisted(raftlet_node *node, raftlet_storage *st, const raftlet_ready_flat **fl) {
+    raftlet_ready *rd = NULL;
+    raftlet_result w = RAFTLET_PANIC;
+    bool has = true;
+    EXPECT_OK(raftlet_node_ready_persisted(node, st, true, &rd, fl, &w, &has));
+    CHECK(rd != NULL && *fl != NULL && w == RAFTLET_OK);
+    return rd;
+}
+
+/* raftlet_ready_flat.advance_is_noop: set on a ready whose write was
+ * acknowledged as it was taken and that hands out nothing left to apply
+ * (a single voter's read state after its entries were applied). Such a
+ * ready freed without an advance leaves the node as an advance would: the
+ * next ready's write is acknowledged at once and the applied index is
+ * untouched. A ready with committed entries, a ready taken while an
+ * earlier one is not advanced, and a ready taken without persisting are
+ * not noop. */
+static void test_ready_advance_is_noop(void) {
+    raftlet_config *cfg = NULL;
+    raftlet_storage *st = NULL;
+    raftlet_node *node = NULL;
+    new_single_voter(&cfg, &st, &node);
+    const raftlet_ready_flat *fl = NULL;
+    EXPECT_OK(raftlet_node_campaign(node));
+    /* The election's readies: the one committing the leader's empty entry
+     * is not noop. */
+    bool has = true;
+    int committing = 0;
+    for (int i = 0; i < 10 && has; i++) {
+        raftlet_ready *rd = take_persisted(node, st, &fl);
+        if (rd == NULL) {
+            break;
+        }
+        if (fl->committed_entry_count > 0) {
+            committing++;
+            CHECK(!fl->advance_is_noop);
+        }
+        EXPECT_OK(raftlet_node_advance(node, rd));
+        raftlet_ready_free(rd);
+        EXPECT_OK(raftlet_node_has_ready(node, &has));
+    }
+    CHECK(committing == 1 && !has);
+
+    /* A proposal: its entry comes back committed, to apply. */
+    EXPECT_OK(raftlet_node_propose(node, B("one"), 3));
+    raftlet_ready *rd = take_persisted(node, st, &fl);
+    if (rd == NULL || fl->committed_entry_count != 1) {
+        return;
+    }
+    CHECK(!fl->advance_is_noop);
+    uint64_t applied = fl->committed_entries[0].index;
+
+    /* A read while that ready is not advanced: taken after it, so not
+     * acknowledged at once, and not noop. */
+    EXPECT_OK(raftlet_node_read_index(node, B("r1"), 2));
+    const raftlet_ready_flat *fl2 = NULL;
+    raftlet_ready *rd2 = take_persisted(node, st, &fl2);
+    CHECK(rd2 != NULL && fl2->read_state_count == 1 && !fl2->advance_is_noop);
+    EXPECT_OK(raftlet_node_advance(node, rd));
+    EXPECT_OK(raftlet_node_advance(node, rd2));
+    raftlet_ready_free(rd);
+    raftlet_ready_free(rd2);
+
+    /* Every ready advanced: a read's ready is noop, and freeing it alone
+     * is all it needs. */
+    raftlet_basic_status bs;
+    EXPECT_OK(raftlet_node_basic_status(node, &bs));
+    CHECK(bs.applied == applied);
+    EXPECT_OK(raftlet_node_read_index(node, B("r2"), 2));
+    rd = take_persisted(node, st, &fl);
+    CHECK(rd != NULL && fl->read_state_count == 1 && fl->committed_entry_count == 0 && fl->advance_is_noop);
+    raftlet_ready_free(rd);
+    EXPECT_OK(raftlet_node_has_ready(node, &has));
+    CHECK(!has);
+
+    /* The next proposal's write is acknowledged at once (its entry comes
+     * back committed in the same ready), as after an advance. */
+    EXPECT_OK(raftlet_node_propose(node, B("two"), 3));
+    rd = take_persisted(node, st, &fl);
+    CHECK(rd != NULL && fl->entry_count == 1 && fl->committed_entry_count == 1 && !fl->advance_is_noop);
+    EXPECT_OK(raftlet_node_basic_status(node, &bs));
+    CHECK(bs.applied == applied);
+    EXPECT_OK(raftlet_node_advance(node, rd));
+    raftlet_ready_free(rd);
+
+    /* A ready taken without persisting is never noop. */
+    EXPECT_OK(raftlet_node_read_index(node, B("r3"), 2));
+    rd = NULL;
+    fl = NULL;
+    raftlet_result w = RAFTLET_PANIC;
+    EXPECT_OK(raftlet_node_ready_flat(node, NULL, true, &rd, &fl, &w, &has));
+    CHECK(rd != NULL && fl != NULL && fl->read_state_count == 1 && !fl->advance_is_noop);
+    EXPECT_OK(raftlet_storage_append_ready(st, rd));
+    EXPECT_OK(raftlet_node_advance(node, rd));
+    raftlet_ready_free(rd);
+    raftlet_node_free(node);
+    raftlet_storage_free(st);
+    raftlet_config_free(cfg);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Quiescence: idle groups sleep, proposals wake them, and followers told   */
 /* that the leader's node is silent elect a new leader                      */
@@ -3620,6 +3722,7 @@ int main(void) {
     RUN(test_ready_flat_call);
     RUN(test_advance_light);
     RUN(test_ready_persisted);
+    RUN(test_ready_advance_is_noop);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }
