@@ -555,8 +555,10 @@ func (rn *RawNode) deferAdvance(h *readyHandle, gen uint64) bool {
 		return false
 	}
 	if rn.h.deferred != nil {
-		// No ready was taken since the last deferral (rare: a ready is
-		// advanced before the next is taken): free that one now.
+		// Not reached today: every call that takes a ready frees the
+		// deferred one in its crossing, and h was taken after the last
+		// deferral. Should a new way to take a ready forget to, the
+		// older ready is freed here rather than leaked.
 		cReadyFree(rn.h.deferred)
 	}
 	rn.h.deferred = h.p
