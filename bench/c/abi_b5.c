@@ -50,9 +50,15 @@ static void collect(const raftlet_ready_flat *flat) {
     reads += flat->read_state_count;
 }
 
-/* Handles a ready of node i: its messages queued, then advanced. */
+/* Handles a ready of node i: its messages queued, then advanced; a ready
+ * whose advance would change nothing (advance_is_noop) is only freed, as
+ * the Go binding releases it. */
 static void handle(int i, raftlet_ready *rd, const raftlet_ready_flat *flat) {
     collect(flat);
+    if (flat->advance_is_noop) {
+        raftlet_ready_free(rd);
+        return;
+    }
     raftlet_ready *light = NULL;
     const raftlet_ready_flat *lflat = NULL;
     raftlet_result persist = RAFTLET_OK;
