@@ -742,13 +742,19 @@ fn has_ready_now(node: *const raftlet_node) -> bool {
 
 /// Takes the next ready of the locked node (raftlet_node_ready's body).
 fn take_ready(st: &mut NodeState, track: &Arc<NodeTrack>) -> NewReady {
-    let rd = st.rn.ready();
-    if let Some(last) = rd.committed_entries.last() {
-        st.applying = st.applying.max(last.index);
-    }
-    let term = st.rn.basic_status().hard_state.term;
-    st.written.record(&rd, term);
-    NewReady::new(rd, Arc::clone(track), st.applying, st.written)
+    NewReady::new_with(
+        st,
+        |st| st.rn.ready(),
+        |st, rd| {
+            if let Some(last) = rd.committed_entries.last() {
+                st.applying = st.applying.max(last.index);
+            }
+            let term = st.rn.basic_status().hard_state.term;
+            st.written.record(rd, term);
+            (st.applying, st.written)
+        },
+        Arc::clone(track),
+    )
 }
 
 /// Reports ready `number` of the locked node durable and takes what that

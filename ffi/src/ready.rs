@@ -380,7 +380,22 @@ impl NewReady {
         applying: u64,
         written: ReadyWrites,
     ) -> NewReady {
-        let (home, parts) = Spare::take();
+        NewReady::new_with(&mut (), |_| rd, |_, _| (applying, written), track)
+    }
+
+    /// A ready for the `Ready` that `make` returns, made in place: `make`
+    /// writes it straight into the ready's box (a `Ready` built on the
+    /// stack and then moved in was two large copies per Ready cycle).
+    /// `book` then reads it, with `state` back, and returns what advancing
+    /// the ready reports applied and what its write must leave in the
+    /// storage.
+    pub(crate) fn new_with<S: ?Sized>(
+        state: &mut S,
+        make: impl FnOnce(&mut S) -> Ready,
+        book: impl FnOnce(&mut S, &Ready) -> (u64, ReadyWrites),
+        track: Arc<NodeTrack>,
+    ) -> NewReady {
+        let (mut home, parts) = Spare::take();
         let Parts {
             mut buf,
             mut spans,
@@ -389,6 +404,23 @@ impl NewReady {
             committed_entries,
             read_states,
         } = parts;
+        // Written field by field into the box: a whole raftlet_ready
+        // (about 800 bytes) built on the stack and then moved into the box
+        // was a large copy on every Ready cycle.
+        let p = home.as_mut_ptr();
+        // SAFETY: `p` is the box's memory, laid out for a raftlet_ready and
+        // not yet initialised; `rd` is written first and only read after,
+        // the other fields are each written once, all through
+        // `addr_of_mut!` (no reference to uninitialised memory is made),
+        // and `fields_written_in_place` fails to compile when a field is
+        // added without being written here. A panic before the last write
+        // leaks what was written (the box stays uninitialised).
+        let rd: &Ready = unsafe {
+            let slot = std::ptr::addr_of_mut!((*p).rd);
+            slot.write(make(state));
+            &*slot
+        };
+        let (applying, written) = book(state, rd);
         let total: usize = rd
             .messages
             .iter()
@@ -406,19 +438,9 @@ impl NewReady {
             .as_ref()
             .map(|s| s.encode_to_vec())
             .unwrap_or_default();
-        let mut home = home;
-        // Written field by field into the box: a whole raftlet_ready
-        // (about 800 bytes) built on the stack and then moved into the box
-        // was a large copy on every Ready cycle.
-        let p = home.as_mut_ptr();
-        // SAFETY: `p` is the box's memory, laid out for a raftlet_ready and
-        // not yet initialised; each field is written once, through
-        // `addr_of_mut!` (no reference to uninitialised memory is made),
-        // and `fields_written_in_place` below fails to compile when a
-        // field is added without being written here.
+        // SAFETY: as above; `rd` is not used past this point.
         unsafe {
             use std::ptr::addr_of_mut;
-            addr_of_mut!((*p).rd).write(rd);
             addr_of_mut!((*p).track).write(track);
             addr_of_mut!((*p).applying).write(applying);
             addr_of_mut!((*p).written).write(written);
