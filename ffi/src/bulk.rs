@@ -96,6 +96,12 @@ impl DecodeBuf {
     }
 }
 
+/// The largest batch raftlet_node_step_batch decodes under the node lock,
+/// a message at a time (heartbeats, votes, acknowledgements); a larger one
+/// is decoded first, outside the lock, so that the lock is not held while
+/// entries are copied.
+const DECODE_UNDER_LOCK: usize = 4096;
+
 /// Steps `count` raftpb-encoded messages (`msgs[i]`, read for the duration
 /// of the call) in order, under one lock of the node, as `count` calls of
 /// raftlet_node_step would. Every message is stepped even when an earlier
@@ -139,25 +145,43 @@ pub unsafe extern "C" fn raftlet_node_step_batch(
                 first = Some((c, last_error()));
             }
         };
-        let mut decoded = DecodeBuf::take();
-        decoded.reserve(bufs.len());
-        for (i, b) in bufs.iter().enumerate() {
-            match Message::decode(bytes_of(b)) {
-                Ok(m) => decoded.push((i, m)),
-                Err(e) => note(i, from_error(&e.into()), results),
+        let total: usize = bufs.iter().map(|b| b.len).sum();
+        let rc = if total <= DECODE_UNDER_LOCK {
+            // Each message decoded straight into its step: moving a decoded
+            // Message into the vector and out again cost as much as
+            // decoding it.
+            with_node(node, |n| {
+                for (i, b) in bufs.iter().enumerate() {
+                    let c = match Message::decode(bytes_of(b)) {
+                        Ok(m) => code(&n.step(m)),
+                        Err(e) => from_error(&e.into()),
+                    };
+                    note(i, c, results);
+                }
+                RAFTLET_OK
+            })
+        } else {
+            let mut decoded = DecodeBuf::take();
+            decoded.reserve(bufs.len());
+            for (i, b) in bufs.iter().enumerate() {
+                match Message::decode(bytes_of(b)) {
+                    Ok(m) => decoded.push((i, m)),
+                    Err(e) => note(i, from_error(&e.into()), results),
+                }
             }
-        }
-        let rc = with_node(node, |n| {
-            for (i, m) in decoded.drain(..) {
-                let c = code(&n.step(m));
-                note(i, c, results);
-            }
-            RAFTLET_OK
-        });
-        // A poisoned node left its messages undelivered: they go with the
-        // vector's memory.
-        decoded.clear();
-        DecodeBuf::put(decoded);
+            let rc = with_node(node, |n| {
+                for (i, m) in decoded.drain(..) {
+                    let c = code(&n.step(m));
+                    note(i, c, results);
+                }
+                RAFTLET_OK
+            });
+            // A poisoned node left its messages undelivered: they go with
+            // the vector's memory.
+            decoded.clear();
+            DecodeBuf::put(decoded);
+            rc
+        };
         if rc != RAFTLET_OK {
             return rc;
         }

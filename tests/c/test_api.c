@@ -3026,6 +3026,17 @@ static void test_batch_calls(void) {
     }
     EXPECT_OK(raftlet_node_has_ready(H[f].node, &has));
     CHECK(has); /* the appends arrived */
+    /* The same batch over 4 KiB in all (the garbage grown): decoded
+     * before the node lock is taken rather than under it, with the same
+     * outcomes (the appends again: harmless duplicates). */
+    static uint8_t big_garbage[5000];
+    memset(big_garbage, 0xff, sizeof big_garbage);
+    batch[bad_at].ptr = big_garbage;
+    batch[bad_at].len = sizeof big_garbage;
+    EXPECT_RC(raftlet_node_step_batch(H[f].node, batch, nb, res), RAFTLET_ERR_DECODE);
+    for (size_t i = 0; i < nb; i++) {
+        CHECK(res[i] == (i == bad_at ? RAFTLET_ERR_DECODE : RAFTLET_OK));
+    }
     /* Deliver the rest (f gets its copies again: harmless duplicates). */
     settle();
     for (uint64_t id = 1; id <= 3; id++) {
