@@ -129,34 +129,6 @@ pub struct raftlet_ready {
     flat: FlatArrays,
 }
 
-impl Drop for raftlet_ready {
-    fn drop(&mut self) {
-        // The largest message-encoding buffer a node keeps for its next ready.
-        const MAX_SPARE_BUF: usize = 64 << 20;
-        let mut buf = std::mem::take(&mut self.buf);
-        // A large buffer goes back to its node, whose next readies are
-        // likely as large (a leader's appends); a small one to the thread,
-        // with the other arrays.
-        if (MIN_SPARE_BUF..=MAX_SPARE_BUF).contains(&buf.capacity()) {
-            let mut spare = self.track.spare_buf.lock();
-            match spare.as_mut() {
-                Some(s) if s.capacity() >= buf.capacity() => {}
-                Some(s) => **s = std::mem::take(&mut buf),
-                None => *spare = Some(Box::new(std::mem::take(&mut buf))),
-            }
-        }
-        let f = &mut self.flat;
-        Spare::put_parts(Parts {
-            buf,
-            spans: std::mem::take(&mut self.spans),
-            messages: std::mem::take(&mut f.messages),
-            entries: std::mem::take(&mut f.entries),
-            committed_entries: std::mem::take(&mut f.committed_entries),
-            read_states: std::mem::take(&mut f.read_states),
-        });
-    }
-}
-
 /// The smallest message-encoding buffer a node keeps for its next ready
 /// (see `Drop`): below it a buffer stays with the thread, whose next ready
 /// of any group reuses it, and an idle group, whose readies carry a
@@ -183,51 +155,64 @@ unsafe impl Send for FlatArrays {}
 // SAFETY: as above: shared reads of immutable data only.
 unsafe impl Sync for FlatArrays {}
 
-/// The arrays of a freed ready, emptied, for the next ready the thread
-/// makes: a Ready cycle then allocates none of them.
-#[derive(Default)]
-struct Parts {
-    buf: Vec<u8>,
-    spans: Vec<(usize, usize)>,
-    messages: Vec<raftlet_message_view>,
-    entries: Vec<raftlet_entry_view>,
-    committed_entries: Vec<raftlet_entry_view>,
-    read_states: Vec<raftlet_read_state_view>,
-}
+/// A box for a ready, kept by a thread for its next one (a ready is about
+/// 800 bytes, allocated and freed once per Ready cycle otherwise) with the
+/// arrays of the ready it held still in it, emptied: a Ready cycle then
+/// allocates none of them, and nothing is moved in or out.
+///
+/// Invariant: the array fields of the box (`buf`, `spans` and the four
+/// arrays of `flat`) are initialised and empty; every other field is not
+/// initialised.
+struct Home(Box<MaybeUninit<raftlet_ready>>);
 
-impl Parts {
-    /// Whether the arrays are worth keeping: some capacity, none above
-    /// the limit a thread keeps.
-    fn worth_keeping(&self) -> bool {
-        // The most elements of an array a thread keeps (40 bytes a view).
-        const MAX_VIEWS: usize = 1024;
-        let caps = [
-            self.spans.capacity(),
-            self.messages.capacity(),
-            self.entries.capacity(),
-            self.committed_entries.capacity(),
-            self.read_states.capacity(),
-        ];
-        self.buf.capacity() < MIN_SPARE_BUF
-            && caps.iter().all(|&c| c <= MAX_VIEWS)
-            && (self.buf.capacity() > 0 || caps.iter().any(|&c| c > 0))
+impl Home {
+    /// A new box with empty arrays.
+    fn new() -> Home {
+        let mut b = Box::<raftlet_ready>::new_uninit();
+        let p = b.as_mut_ptr();
+        // SAFETY: `p` is the box's memory; each array field is written
+        // once through `addr_of_mut!`, which makes the invariant hold.
+        unsafe {
+            use std::ptr::addr_of_mut;
+            addr_of_mut!((*p).buf).write(Vec::new());
+            addr_of_mut!((*p).spans).write(Vec::new());
+            addr_of_mut!((*p).flat.messages).write(Vec::new());
+            addr_of_mut!((*p).flat.entries).write(Vec::new());
+            addr_of_mut!((*p).flat.committed_entries).write(Vec::new());
+            addr_of_mut!((*p).flat.read_states).write(Vec::new());
+        }
+        Home(b)
     }
 }
 
-/// What the freed readies of a thread leave for its next ones: the boxes
-/// (a ready is about 800 bytes, allocated and freed once per Ready cycle
-/// otherwise) and their arrays. Kept per thread, not per node, so that an
-/// idle group keeps nothing; a few of each, for hosts that hold several
-/// readies at once (one per group of a batch).
-#[derive(Default)]
-struct Spare {
-    // The boxes are the point: their allocations are what is kept.
-    #[allow(clippy::vec_box)]
-    homes: Vec<Box<MaybeUninit<raftlet_ready>>>,
-    parts: Vec<Parts>,
+impl Drop for Home {
+    fn drop(&mut self) {
+        let p = self.0.as_mut_ptr();
+        // SAFETY: the array fields are initialised (the invariant) and
+        // dropped once here; the box itself is freed after, as
+        // MaybeUninit, which drops nothing else.
+        unsafe {
+            use std::ptr::{addr_of_mut, drop_in_place};
+            drop_in_place(addr_of_mut!((*p).buf));
+            drop_in_place(addr_of_mut!((*p).spans));
+            drop_in_place(addr_of_mut!((*p).flat.messages));
+            drop_in_place(addr_of_mut!((*p).flat.entries));
+            drop_in_place(addr_of_mut!((*p).flat.committed_entries));
+            drop_in_place(addr_of_mut!((*p).flat.read_states));
+        }
+    }
 }
 
-/// How many boxes, and how many sets of arrays, a thread keeps.
+/// What the freed readies of a thread leave for its next ones: their
+/// boxes, arrays inside. Kept per thread, not per node, so that an idle
+/// group keeps nothing; a few, for hosts that hold several readies at
+/// once (one per group of a batch).
+#[derive(Default)]
+struct Spare {
+    homes: Vec<Home>,
+}
+
+/// How many boxes a thread keeps.
 const SPARE_DEPTH: usize = 4;
 
 thread_local! {
@@ -235,55 +220,76 @@ thread_local! {
 }
 
 impl Spare {
-    /// A box and arrays for a new ready: the thread's spares, or new ones.
-    fn take() -> (Box<MaybeUninit<raftlet_ready>>, Parts) {
+    /// A box for a new ready: the thread's spare, or a new one.
+    fn take() -> Home {
         SPARE
-            .try_with(|s| {
-                let mut s = s.borrow_mut();
-                let home = s.homes.pop();
-                (home, s.parts.pop())
-            })
+            .try_with(|s| s.borrow_mut().homes.pop())
             .ok()
-            .map(|(home, parts)| {
-                (
-                    home.unwrap_or_else(Box::new_uninit),
-                    parts.unwrap_or_default(),
-                )
-            })
-            .unwrap_or_else(|| (Box::new_uninit(), Parts::default()))
+            .flatten()
+            .unwrap_or_else(Home::new)
     }
 
-    /// Keeps a freed ready's arrays, emptied, when the thread has room.
-    fn put_parts(mut p: Parts) {
-        if !p.worth_keeping() {
-            return;
-        }
-        p.buf.clear();
-        p.spans.clear();
-        p.messages.clear();
-        p.entries.clear();
-        p.committed_entries.clear();
-        p.read_states.clear();
-        // During thread teardown the thread-local may be gone: dropped then.
-        let _ = SPARE.try_with(|s| {
-            let mut s = s.borrow_mut();
-            if s.parts.len() < SPARE_DEPTH {
-                s.parts.push(p);
-            }
-        });
-    }
-
-    /// Drops a ready and keeps its box for the thread's next one, when the
-    /// thread has room.
+    /// Frees a ready: its arrays emptied in place and its box kept for the
+    /// thread's next ready, when the thread has room; a large
+    /// message-encoding buffer goes back to the ready's node instead, whose
+    /// next readies are likely as large (a leader's appends).
     fn free(ready: Box<raftlet_ready>) {
+        // The largest message-encoding buffer a node keeps for its next
+        // ready.
+        const MAX_SPARE_BUF: usize = 64 << 20;
+        // The most elements of an array a thread keeps (40 bytes a view).
+        const MAX_VIEWS: usize = 1024;
         let raw = Box::into_raw(ready);
-        // SAFETY: `raw` is the live, uniquely owned ready just taken out
-        // of its box; after the drop its memory is uninitialised and is
-        // owned again as such by `home`, which has the same layout.
+        // SAFETY: `raw` is the live, uniquely owned ready just taken out of
+        // its box. Its array fields are emptied (or replaced by empty
+        // ones) in place and every other field is dropped once, which
+        // leaves the box as a Home's invariant says: it is owned as such
+        // from here, with the same layout.
         let home = unsafe {
-            std::ptr::drop_in_place(raw);
-            Box::from_raw(raw.cast::<MaybeUninit<raftlet_ready>>())
+            use std::ptr::{addr_of_mut, drop_in_place};
+            let r = &mut *raw;
+            let buf = &mut r.buf;
+            if (MIN_SPARE_BUF..=MAX_SPARE_BUF).contains(&buf.capacity()) {
+                let mut spare = r.track.spare_buf.lock();
+                match spare.as_mut() {
+                    Some(s) if s.capacity() >= buf.capacity() => {}
+                    Some(s) => **s = std::mem::take(buf),
+                    None => *spare = Some(Box::new(std::mem::take(buf))),
+                }
+            }
+            if buf.capacity() >= MIN_SPARE_BUF {
+                // Left by the node (it keeps a larger one): not the
+                // thread's to keep either.
+                *buf = Vec::new();
+            }
+            buf.clear();
+            let f = &mut r.flat;
+            fn empty<T>(v: &mut Vec<T>, max: usize) {
+                if v.capacity() > max {
+                    *v = Vec::new();
+                } else {
+                    v.clear();
+                }
+            }
+            empty(&mut r.spans, MAX_VIEWS);
+            empty(&mut f.messages, MAX_VIEWS);
+            empty(&mut f.entries, MAX_VIEWS);
+            empty(&mut f.committed_entries, MAX_VIEWS);
+            empty(&mut f.read_states, MAX_VIEWS);
+            drop_in_place(addr_of_mut!((*raw).rd));
+            drop_in_place(addr_of_mut!((*raw).track));
+            drop_in_place(addr_of_mut!((*raw).applying));
+            drop_in_place(addr_of_mut!((*raw).written));
+            drop_in_place(addr_of_mut!((*raw).stale));
+            drop_in_place(addr_of_mut!((*raw).light));
+            drop_in_place(addr_of_mut!((*raw).noop));
+            drop_in_place(addr_of_mut!((*raw).snapshot_encoded));
+            drop_in_place(addr_of_mut!((*raw).envelope));
+            drop_in_place(addr_of_mut!((*raw).flat.view));
+            Home(Box::from_raw(raw.cast::<MaybeUninit<raftlet_ready>>()))
         };
+        // During thread teardown the thread-local may be gone: the box and
+        // its arrays are freed then.
         let _ = SPARE.try_with(|s| {
             let mut s = s.borrow_mut();
             if s.homes.len() < SPARE_DEPTH {
@@ -352,8 +358,10 @@ impl std::ops::DerefMut for NewReady {
 }
 
 /// Names every field of raftlet_ready, with no `..`: adding a field fails
-/// to compile here until [`NewReady::new`], which writes the fields one by
-/// one into uninitialised memory, writes it too.
+/// to compile here until the code that handles the fields one by one
+/// handles it too: [`NewReady::new_with`] writes them into uninitialised
+/// memory, [`Spare::free`] drops them (all but the arrays, which it empties
+/// in place), and [`Home`] makes and drops the arrays.
 #[allow(dead_code)]
 fn fields_written_in_place(r: &raftlet_ready) {
     let raftlet_ready {
@@ -368,7 +376,14 @@ fn fields_written_in_place(r: &raftlet_ready) {
         spans: _,
         snapshot_encoded: _,
         envelope: _,
-        flat: _,
+        flat:
+            FlatArrays {
+                messages: _,
+                entries: _,
+                committed_entries: _,
+                read_states: _,
+                view: _,
+            },
     } = r;
 }
 
@@ -395,30 +410,29 @@ impl NewReady {
         book: impl FnOnce(&mut S, &Ready) -> (u64, ReadyWrites),
         track: Arc<NodeTrack>,
     ) -> NewReady {
-        let (mut home, parts) = Spare::take();
-        let Parts {
-            mut buf,
-            mut spans,
-            messages,
-            entries,
-            committed_entries,
-            read_states,
-        } = parts;
+        let mut home = Spare::take();
         // Written field by field into the box: a whole raftlet_ready
         // (about 800 bytes) built on the stack and then moved into the box
         // was a large copy on every Ready cycle.
-        let p = home.as_mut_ptr();
-        // SAFETY: `p` is the box's memory, laid out for a raftlet_ready and
-        // not yet initialised; `rd` is written first and only read after,
-        // the other fields are each written once, all through
-        // `addr_of_mut!` (no reference to uninitialised memory is made),
-        // and `fields_written_in_place` fails to compile when a field is
-        // added without being written here. A panic before the last write
-        // leaks what was written (the box stays uninitialised).
-        let rd: &Ready = unsafe {
-            let slot = std::ptr::addr_of_mut!((*p).rd);
+        let p = home.0.as_mut_ptr();
+        // SAFETY: `p` is the box's memory, laid out for a raftlet_ready:
+        // its arrays are initialised and empty (Home's invariant) and used
+        // in place; every other field is not initialised yet. `rd` is
+        // written first and only read after, the others are each written
+        // once, all through `addr_of_mut!` (no reference to uninitialised
+        // memory is made), and `fields_written_in_place` fails to compile
+        // when a field is added without being written here. A panic before
+        // the last write drops the arrays with the box and leaks what else
+        // was written.
+        let (rd, buf, spans): (&Ready, &mut Vec<u8>, &mut Vec<(usize, usize)>) = unsafe {
+            use std::ptr::addr_of_mut;
+            let slot = addr_of_mut!((*p).rd);
             slot.write(make(state));
-            &*slot
+            (
+                &*slot,
+                &mut *addr_of_mut!((*p).buf),
+                &mut *addr_of_mut!((*p).spans),
+            )
         };
         let (applying, written) = book(state, rd);
         let total: usize = rd
@@ -428,17 +442,18 @@ impl NewReady {
             .map(encoded_len_bound)
             .sum();
         if total > 0 {
-            reserve_buf(&mut buf, &track, total);
+            reserve_buf(buf, &track, total);
         }
         spans.reserve(rd.messages.len() + rd.persisted_messages.len());
-        encode_all(&rd.messages, &mut buf, &mut spans);
-        encode_all(&rd.persisted_messages, &mut buf, &mut spans);
+        encode_all(&rd.messages, buf, spans);
+        encode_all(&rd.persisted_messages, buf, spans);
         let snapshot_encoded = rd
             .snapshot
             .as_ref()
             .map(|s| s.encode_to_vec())
             .unwrap_or_default();
-        // SAFETY: as above; `rd` is not used past this point.
+        // SAFETY: as above; `rd`, `buf` and `spans` are not used past this
+        // point.
         unsafe {
             use std::ptr::addr_of_mut;
             addr_of_mut!((*p).track).write(track);
@@ -447,20 +462,15 @@ impl NewReady {
             addr_of_mut!((*p).stale).write(AtomicBool::new(false));
             addr_of_mut!((*p).light).write(None);
             addr_of_mut!((*p).noop).write(false);
-            addr_of_mut!((*p).buf).write(buf);
-            addr_of_mut!((*p).spans).write(spans);
             addr_of_mut!((*p).snapshot_encoded).write(snapshot_encoded);
             addr_of_mut!((*p).envelope).write(OnceLock::new());
-            addr_of_mut!((*p).flat).write(FlatArrays {
-                messages,
-                entries,
-                committed_entries,
-                read_states,
-                view: raftlet_ready_flat::EMPTY,
-            });
+            addr_of_mut!((*p).flat.view).write(raftlet_ready_flat::EMPTY);
         }
-        // SAFETY: every field was written just above.
-        NewReady(unsafe { home.assume_init() })
+        // SAFETY: every field is initialised now: the arrays were, the
+        // others were written just above. The box leaves the Home without
+        // its Drop (which would free the arrays the ready now owns).
+        let b = std::mem::ManuallyDrop::new(home);
+        NewReady(unsafe { std::ptr::read(&b.0).assume_init() })
     }
 
     /// A light ready holding `rd`'s committed entries and messages, and
