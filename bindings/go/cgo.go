@@ -57,6 +57,8 @@ package raftlet
 #cgo nocallback go_node_step_batch_ready
 #cgo noescape go_node_packed_step_ready
 #cgo nocallback go_node_packed_step_ready
+#cgo noescape go_release
+#cgo nocallback go_release
 #cgo noescape go_tick_many
 #cgo nocallback go_tick_many
 #cgo noescape go_storage_append_ready
@@ -522,21 +524,21 @@ typedef struct {
 
 static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_ready, go_ready_flat_res *r);
 
-// Frees rel_ (0: none), a ready the Go side released without an advance
-// (its flat view said advance_is_noop) and left to the node's next
-// crossing that takes a ready. First thing in such a crossing, so that
-// the ready taken after it reuses its buffers.
-static void go_release(uintptr_t rel_) {
-	if (rel_ != 0) raftlet_ready_free((raftlet_ready *)rel_);
+// Frees the n readies of rel, released by the Go side without an advance
+// (their flat views said advance_is_noop) and left to the next crossing
+// of any node that takes a ready or ticks a set. First thing in such a
+// crossing, so that a ready taken after it reuses their buffers.
+static void go_release(const uintptr_t *rel, size_t n) {
+	for (size_t i = 0; i < n; i++) raftlet_ready_free((raftlet_ready *)rel[i]);
 }
 
 // Takes the next ready and its flat view, persists it into s when s is
 // not NULL, then reads has_ready: a whole Ready in one crossing. rd is
 // NULL when no ready was taken; a failed write leaves the ready taken.
-static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_, uintptr_t rel_) {
+static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(rel_);
+	go_release(rel, nrel);
 	go_ready_flat_res r;
 	memset(&r, 0, sizeof r);
 	go_take_ready(n, s, false, &r);
@@ -565,11 +567,11 @@ static void go_then_take(raftlet_node *n, raftlet_storage *s, go_then_ready_res 
 // raftlet_node_advance_light: what the write's acknowledgement made
 // available (entries it committed, messages) comes back as a light ready,
 // its commit index written to s, without a full Ready cycle.
-static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_, uintptr_t s_, uintptr_t rel_) {
+static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_, uintptr_t s_, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_ready *rd = (raftlet_ready *)rd_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(rel_);
+	go_release(rel, nrel);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	if (s != NULL) {
@@ -609,10 +611,10 @@ static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_,
 // Calls call(n, d, len) and, when the node then has a ready, takes it
 // persisted into s: the body of the helpers below.
 static go_then_ready_res go_bytes_then_ready(raftlet_result (*call)(raftlet_node *, const uint8_t *, size_t),
-		uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_, uintptr_t rel_) {
+		uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(rel_);
+	go_release(rel, nrel);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(call(n, d, len));
@@ -623,25 +625,25 @@ static go_then_ready_res go_bytes_then_ready(raftlet_result (*call)(raftlet_node
 // Proposes d and, when the node then has a ready, takes it persisted
 // into s: a proposal and its Ready in one crossing.
 static go_then_ready_res go_node_propose_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_,
-		uintptr_t rel_) {
-	return go_bytes_then_ready(raftlet_node_propose, n_, d, len, s_, rel_);
+		const uintptr_t *rel, size_t nrel) {
+	return go_bytes_then_ready(raftlet_node_propose, n_, d, len, s_, rel, nrel);
 }
 
 // Requests a read (raftlet_node_read_index) and, when the node then has a
 // ready (the leader's heartbeats that confirm it), takes it persisted
 // into s.
 static go_then_ready_res go_node_read_index_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_,
-		uintptr_t rel_) {
-	return go_bytes_then_ready(raftlet_node_read_index, n_, d, len, s_, rel_);
+		const uintptr_t *rel, size_t nrel) {
+	return go_bytes_then_ready(raftlet_node_read_index, n_, d, len, s_, rel, nrel);
 }
 
 // Steps msgs (every one, as raftlet_node_step_batch) and, when the node
 // then has a ready, takes it persisted into s.
 static go_then_ready_res go_node_step_batch_ready(uintptr_t n_, const raftlet_bytes *msgs, size_t count,
-		uintptr_t s_, uintptr_t rel_) {
+		uintptr_t s_, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(rel_);
+	go_release(rel, nrel);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
@@ -695,10 +697,10 @@ static go_hr_res go_node_packed_batch(uintptr_t n_, const uint8_t *buf, const si
 // go_node_packed_batch's step, then the next ready as
 // go_node_step_batch_ready.
 static go_then_ready_res go_node_packed_step_ready(uintptr_t n_, const uint8_t *buf, const size_t *lens,
-		size_t count, uintptr_t s_, uintptr_t rel_) {
+		size_t count, uintptr_t s_, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(rel_);
+	go_release(rel, nrel);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	raftlet_bytes stack[64];
@@ -720,7 +722,9 @@ static go_then_ready_res go_node_packed_step_ready(uintptr_t n_, const uint8_t *
 	go_then_take(n, s, &r);
 	return r;
 }
-static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bitmap) {
+static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bitmap, const uintptr_t *rel,
+		size_t nrel) {
+	go_release(rel, nrel);
 	return go_res_of(raftlet_tick_many(nodes, count, bitmap));
 }
 */
@@ -728,6 +732,8 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -1162,8 +1168,10 @@ func cNodeLearners(n cNode) ([]LearnerStatus, error) {
 // view) in one crossing, with has_ready afterwards.
 // With s not nil, the ready is persisted into s in the same crossing:
 // persistErr is the write's outcome (the ready is taken either way).
-func cReadyFlat(n cNode, s cStorage, h *readyHandle, nh *nodeHandle) (has, known bool, persistErr, err error) {
-	r := C.go_node_ready_flat(nodeH(n), storeH(s), readyH(nh.takeDeferred()))
+func cReadyFlat(n cNode, s cStorage, h *readyHandle) (has, known bool, persistErr, err error) {
+	relP, relN, rel := takeReleased()
+	r := C.go_node_ready_flat(nodeH(n), storeH(s), relP, relN)
+	putReleased(rel)
 	if err := errorOf(r.hr.res); err != nil {
 		return false, false, nil, err
 	}
@@ -1274,8 +1282,70 @@ func cTickMany(nodes []cNode, bitmap []byte) error {
 	if len(nodes) == 0 {
 		return nil
 	}
-	return errorOf(C.go_tick_many((**C.raftlet_node)(unsafe.Pointer(&nodes[0])), C.size_t(len(nodes)),
-		(*C.uint8_t)(unsafe.Pointer(&bitmap[0]))))
+	relP, relN, rel := takeReleased()
+	r := C.go_tick_many((**C.raftlet_node)(unsafe.Pointer(&nodes[0])), C.size_t(len(nodes)),
+		(*C.uint8_t)(unsafe.Pointer(&bitmap[0])), relP, relN)
+	putReleased(rel)
+	return errorOf(r)
+}
+
+// released holds the C readies released without an advance (see
+// RawNode.deferAdvance): the next crossing of any node that takes a ready,
+// of any TickSet's Tick, or any Close frees them, first thing. Not the
+// node's own next crossing: an idle group may never make one, and must
+// not keep a ready for it.
+var released struct {
+	n     atomic.Int32 // len(list), read without the lock
+	mu    sync.Mutex
+	list  []C.uintptr_t
+	spare []C.uintptr_t // the last list freed, for reuse
+}
+
+// releaseLater adds r to the readies the next crossing frees.
+func releaseLater(r cReady) {
+	released.mu.Lock()
+	released.list = append(released.list, readyH(r))
+	released.n.Store(int32(len(released.list)))
+	released.mu.Unlock()
+}
+
+// takeReleased hands the released readies to a crossing that frees them:
+// their array (Go memory holding no Go pointers) and count, nil and 0
+// when there are none, and the slice to give back with putReleased once
+// the crossing returned.
+func takeReleased() (*C.uintptr_t, C.size_t, []C.uintptr_t) {
+	if released.n.Load() == 0 {
+		return nil, 0, nil
+	}
+	released.mu.Lock()
+	l := released.list
+	released.list, released.spare = released.spare[:0], nil
+	released.n.Store(0)
+	released.mu.Unlock()
+	if len(l) == 0 {
+		return nil, 0, nil
+	}
+	return &l[0], C.size_t(len(l)), l
+}
+
+// putReleased keeps the array of a list a crossing freed for the next list.
+func putReleased(l []C.uintptr_t) {
+	if l == nil {
+		return
+	}
+	released.mu.Lock()
+	if released.spare == nil && cap(l) <= 1024 {
+		released.spare = l[:0]
+	}
+	released.mu.Unlock()
+}
+
+// freeReleased frees the released readies now, in a crossing of their own.
+func freeReleased() {
+	if relP, relN, rel := takeReleased(); rel != nil {
+		C.go_release(relP, relN)
+		putReleased(rel)
+	}
 }
 
 // thenReady reads the "take the next ready" part of a go_then_ready_res:
@@ -1310,7 +1380,9 @@ func thenReady(r *C.go_then_ready_res, nh *nodeHandle, reuse *readyHandle) (h *r
 // pool.
 func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	advErr, persistErr, err error) {
-	r := C.go_node_advance_ready_flat(nodeH(n), readyH(old.p), storeH(s), readyH(nh.takeDeferred()))
+	relP, relN, rel := takeReleased()
+	r := C.go_node_advance_ready_flat(nodeH(n), readyH(old.p), storeH(s), relP, relN)
+	putReleased(rel)
 	if advErr = errorOf(r.first); advErr != nil {
 		return nil, false, false, advErr, nil, nil
 	}
@@ -1329,7 +1401,9 @@ func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle
 func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	proposeErr, persistErr, err error) {
 	p, l := bytesPtr(data)
-	r := C.go_node_propose_ready(nodeH(n), p, l, storeH(s), readyH(nh.takeDeferred()))
+	relP, relN, rel := takeReleased()
+	r := C.go_node_propose_ready(nodeH(n), p, l, storeH(s), relP, relN)
+	putReleased(rel)
 	proposeErr = errorOf(r.first)
 	h, has, known, persistErr, err = thenReady(&r, nh, nil)
 	return h, has, known, proposeErr, persistErr, err
@@ -1339,7 +1413,9 @@ func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *rea
 func cNodeReadIndexReady(n cNode, rctx []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	readErr, persistErr, err error) {
 	p, l := bytesPtr(rctx)
-	r := C.go_node_read_index_ready(nodeH(n), p, l, storeH(s), readyH(nh.takeDeferred()))
+	relP, relN, rel := takeReleased()
+	r := C.go_node_read_index_ready(nodeH(n), p, l, storeH(s), relP, relN)
+	putReleased(rel)
 	readErr = errorOf(r.first)
 	h, has, known, persistErr, err = thenReady(&r, nh, nil)
 	return h, has, known, readErr, persistErr, err
@@ -1354,11 +1430,15 @@ func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeH
 	if b.packable(msgs) {
 		b.pack(msgs)
 		bp, lp := b.packed()
-		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s), readyH(nh.takeDeferred()))
+		relP, relN, rel := takeReleased()
+		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s), relP, relN)
+		putReleased(rel)
 	} else {
 		b.fill(msgs)
 		p, l := b.ptr()
-		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s), readyH(nh.takeDeferred()))
+		relP, relN, rel := takeReleased()
+		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s), relP, relN)
+		putReleased(rel)
 	}
 	b.release()
 	stepErr = errorOf(r.first)

@@ -68,17 +68,6 @@ func (rn *RawNode) scratch() *scratch {
 type nodeHandle struct {
 	p       cNode
 	pending []*readyHandle
-	// A ready released without an advance (deferAdvance): freed by the
-	// node's next crossing that takes a ready, or by free.
-	deferred cReady
-}
-
-// takeDeferred hands the deferred ready (nil when none) to the crossing
-// about to free it.
-func (h *nodeHandle) takeDeferred() cReady {
-	r := h.deferred
-	h.deferred = nil
-	return r
 }
 
 // Released ready handles, reused by the next readies of any node: no
@@ -105,10 +94,7 @@ func (h *nodeHandle) free() {
 		r.gen++ // not pooled: the cleanup may run on any goroutine
 	}
 	h.pending = nil
-	if h.deferred != nil {
-		cReadyFree(h.deferred)
-		h.deferred = nil
-	}
+	freeReleased()
 	cNodeFree(h.p)
 	h.p = nil
 }
@@ -449,7 +435,7 @@ func (rn *RawNode) takeReady(s *MemoryStorage) (h *readyHandle, persistErr, err 
 		}
 	}
 	h = rn.h.takeHandle()
-	has, known, persistErr, err := cReadyFlat(p, sp, h, rn.h)
+	has, known, persistErr, err := cReadyFlat(p, sp, h)
 	runtime.KeepAlive(rn)
 	runtime.KeepAlive(s)
 	if err != nil {
@@ -528,9 +514,10 @@ func (rn *RawNode) ReadyViewPersisted(s *MemoryStorage) (ReadyView, error) {
 // crossing: one taken persisted with its write acknowledged (see
 // ReadyViewPersisted), with nothing to apply that the node has not
 // applied (heartbeats, their responses, read states), and the node's only
-// view not yet advanced. Its memory is then freed by the node's next call
-// that takes a Ready (ReadyView, ReadyViewPersisted, AdvanceViewNext,
-// StepBatchReady, ProposeReady, ReadIndexReady) or by Close.
+// view not yet advanced. Its memory is then freed by the next call of any
+// node that takes a Ready (ReadyView, ReadyViewPersisted, AdvanceViewNext,
+// StepBatchReady, ProposeReady, ReadIndexReady), the next Tick of any
+// TickSet, or the next Close, first thing in that call's crossing.
 func (rn *RawNode) AdvanceView(v ReadyView) error {
 	if v.rn != rn {
 		return &Error{CodeReadyForeign, "the ReadyView was not handed out by this node"}
@@ -545,23 +532,17 @@ func (rn *RawNode) AdvanceView(v ReadyView) error {
 // crossing when advancing it would change nothing in the node: the
 // library says so (advance_is_noop: its write was acknowledged as it was
 // taken and it hands out nothing left to apply) and it is the node's only
-// pending ready. Freeing it is left to the node's next crossing that
-// takes a ready (nodeHandle.deferred), so that crossing reuses its
-// buffers. The has_ready cache stays as it is: the node did not change.
-// It reports whether it released h; when it did not, nothing changed.
+// pending ready. Freeing it is left to the next crossing of any node that
+// takes a ready or ticks a set (see released), so that the ready taken
+// there reuses its buffers. The has_ready cache stays as it is: the node
+// did not change. It reports whether it released h; when it did not,
+// nothing changed.
 func (rn *RawNode) deferAdvance(h *readyHandle, gen uint64) bool {
 	if rn == nil || rn.h.p == nil || !h.live(gen) || h.flat == nil || !bool(h.flat.advance_is_noop) ||
 		len(rn.h.pending) != 1 || rn.h.pending[0] != h {
 		return false
 	}
-	if rn.h.deferred != nil {
-		// Not reached today: every call that takes a ready frees the
-		// deferred one in its crossing, and h was taken after the last
-		// deferral. Should a new way to take a ready forget to, the
-		// older ready is freed here rather than leaked.
-		cReadyFree(rn.h.deferred)
-	}
-	rn.h.deferred = h.p
+	releaseLater(h.p)
 	rn.advanced(h)
 	return true
 }

@@ -649,12 +649,34 @@ func TestNoopAdvanceCostsNoCrossing(t *testing.T) {
 	// at once as after an advance.
 	proposeApplied("b")
 
-	// A view released this way and never followed by a take is freed by
-	// Close.
+	// A released ready waits for the next crossing of any node that takes
+	// a Ready, not its own node's: an idle node keeps none.
 	v = readView("r3")
 	check("AdvanceView", rn.AdvanceView(v))
+	if got := released.n.Load(); got != 1 {
+		t.Fatalf("%d readies released, want 1", got)
+	}
+	other := newTestCluster(t, 2).nodes[2]
+	if _, err := other.rn.ReadyViewPersisted(other.storage); err != nil {
+		t.Fatal(err)
+	}
+	if got := released.n.Load(); got != 0 {
+		t.Fatalf("another node's Ready left %d released readies", got)
+	}
+	// A TickSet's Tick frees them too, and so does Close.
+	set, err := NewTickSet()
+	check("NewTickSet", err)
+	check("Add", set.Add(other.rn))
+	v = readView("r4")
+	check("AdvanceView", rn.AdvanceView(v))
+	check("Tick", set.Tick())
+	if got := released.n.Load(); got != 0 {
+		t.Fatalf("a Tick left %d released readies", got)
+	}
+	v = readView("r5")
+	check("AdvanceView", rn.AdvanceView(v))
 	check("Close", rn.Close())
-	if rn.h.deferred != nil {
-		t.Fatal("Close left a released ready")
+	if got := released.n.Load(); got != 0 {
+		t.Fatalf("Close left %d released readies", got)
 	}
 }
