@@ -3409,6 +3409,29 @@ static void test_ready_advance_is_noop(void) {
     CHECK(bs.applied == applied);
     EXPECT_OK(raftlet_node_advance(node, rd));
     raftlet_ready_free(rd);
+    EXPECT_OK(raftlet_node_basic_status(node, &bs));
+    applied = bs.applied;
+
+    /* "At any later time": a noop ready kept while a later one is taken
+     * and advanced, then advanced itself (allowed) and freed, changes
+     * nothing: no error, the applied index stays, no ready appears. */
+    EXPECT_OK(raftlet_node_read_index(node, B("r4"), 2));
+    raftlet_ready *kept = take_persisted(node, st, &fl);
+    CHECK(kept != NULL && fl->advance_is_noop);
+    EXPECT_OK(raftlet_node_propose(node, B("three"), 5));
+    rd = take_persisted(node, st, &fl);
+    CHECK(rd != NULL && fl->committed_entry_count == 1 && !fl->advance_is_noop);
+    EXPECT_OK(raftlet_node_advance(node, rd));
+    raftlet_ready_free(rd);
+    EXPECT_OK(raftlet_node_basic_status(node, &bs));
+    CHECK(bs.applied > applied);
+    applied = bs.applied;
+    EXPECT_OK(raftlet_node_advance(node, kept));
+    raftlet_ready_free(kept);
+    EXPECT_OK(raftlet_node_basic_status(node, &bs));
+    CHECK(bs.applied == applied);
+    EXPECT_OK(raftlet_node_has_ready(node, &has));
+    CHECK(!has);
 
     /* A ready taken without persisting is never noop. */
     EXPECT_OK(raftlet_node_read_index(node, B("r3"), 2));
