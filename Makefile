@@ -118,6 +118,16 @@ test-c-tsan-rust: ## optional: test-c-tsan with the Rust side instrumented too (
 	printf 'race:raftlet::storage::MemoryStorageCore\n' > build/c/tsan-rust.supp
 	TSAN_OPTIONS="halt_on_error=1 suppressions=build/c/tsan-rust.supp" ./build/c/test_threads_rust
 
+# Optional, not part of `make test`: the C ABI crate's unit tests under
+# Miri, which checks the unsafe code of the ready handles (the recycled
+# boxes written field by field, their arrays kept in place, readies freed
+# on other threads) for undefined behaviour and leaks. Needs the nightly
+# toolchain; installs its miri and rust-src components (idempotent).
+.PHONY: miri
+miri: ## optional: the C ABI crate's unit tests under Miri (nightly; about a minute)
+	rustup component add --toolchain nightly miri rust-src
+	$(CARGO) +nightly miri test -p raftlet-ffi --lib
+
 .PHONY: test-c
 test-c: lib test-c-tsan test-install check-c-coverage ## C tests under ASan+UBSan and TSan, a C++ include check, the C example under valgrind
 	@mkdir -p build/c
