@@ -623,7 +623,7 @@ def main() -> None:
     add("")
     add("Measured side by side in the same runs (bench/go/workloads_test.go), with the same "
         "work per entry for all three: a fresh payload allocated and filled for every "
-        "proposal (raftlet-go-view has payloads of 4 KiB and more allocated in the "
+        "proposal (raftlet-go-view has payloads of more than 512 bytes allocated in the "
         "library's memory, `NewPayloads`, and proposes them without a copy, "
         "`ProposePayloads`; the others allocate them in Go memory), each recipient's messages delivered at once (etcd raft steps them one "
         "by one; raftlet-go-view hands them to `StepBatch`), messages copied once on "
@@ -671,7 +671,7 @@ def main() -> None:
         "does B3 about three times faster, so the cost is the boundary, not the core, and "
         "mostly its C side: the profile table's C ABI rows). Large payloads no longer pay "
         "a copy that etcd does not make: the zero-copy host has the library allocate "
-        "payloads of 4 KiB and more and fills them in place (`NewPayloads`, "
+        "payloads of more than 512 bytes and fills them in place (`NewPayloads`, "
         "`ProposePayloads`), which also keeps them out of the Go collector's heap. B4's "
         "heap per group is mostly the core's (C heap; the Rust B4 row above); the binding "
         "adds its node and storage handles in C and about 220 bytes of Go structs.")
