@@ -624,6 +624,16 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
                 if track.advanced.load(Ordering::Relaxed) + 1 != number {
                     return RAFTLET_OK;
                 }
+                // The ready's own committed entries are none when its write
+                // is what commits them: its empty vector goes back to the
+                // node, which fills it with what the acknowledgement
+                // commits.
+                if r.rd.committed_entries.is_empty() && r.rd.committed_entries.capacity() > 0 {
+                    let v = std::mem::take(&mut r.rd.committed_entries);
+                    if let Some(back) = st.rn.recycle_entries(v) {
+                        r.rd.committed_entries = back;
+                    }
+                }
                 let (committed, messages, c) = acknowledge_light(st, track, number);
                 commit = c;
                 r.absorb_light(committed, messages, commit, st.applying);
@@ -744,7 +754,14 @@ fn has_ready_now(node: *const raftlet_node) -> bool {
 fn take_ready(st: &mut NodeState, track: &Arc<NodeTrack>) -> NewReady {
     NewReady::new_with(
         st,
-        |st| st.rn.ready(),
+        |st, spare| {
+            for v in spare.iter_mut().filter(|v| v.capacity() > 0) {
+                if let Some(back) = st.rn.recycle_entries(std::mem::take(v)) {
+                    *v = back;
+                }
+            }
+            st.rn.ready()
+        },
         |st, rd| {
             if let Some(last) = rd.committed_entries.last() {
                 st.applying = st.applying.max(last.index);

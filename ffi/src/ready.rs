@@ -117,6 +117,11 @@ pub struct raftlet_ready {
     /// acknowledged as it is taken and everything handed out to apply so
     /// far was reported applied.
     pub(crate) noop: bool,
+    /// Entry vectors of an earlier ready (its `entries` and
+    /// `committed_entries`, emptied), offered to the node that makes the
+    /// next ready in this box ([`NewReady::new_with`]): a leader's busy
+    /// loop then allocates none.
+    spare_entries: [Vec<Entry>; 2],
     /// Encodings of `messages` then `persisted_messages`, back to back.
     buf: Vec<u8>,
     spans: Vec<(usize, usize)>,
@@ -160,9 +165,9 @@ unsafe impl Sync for FlatArrays {}
 /// arrays of the ready it held still in it, emptied: a Ready cycle then
 /// allocates none of them, and nothing is moved in or out.
 ///
-/// Invariant: the array fields of the box (`buf`, `spans` and the four
-/// arrays of `flat`) are initialised and empty; every other field is not
-/// initialised.
+/// Invariant: the array fields of the box (`spare_entries`, `buf`, `spans`
+/// and the four arrays of `flat`) are initialised and empty; every other
+/// field is not initialised.
 struct Home(Box<MaybeUninit<raftlet_ready>>);
 
 impl Home {
@@ -174,6 +179,7 @@ impl Home {
         // once through `addr_of_mut!`, which makes the invariant hold.
         unsafe {
             use std::ptr::addr_of_mut;
+            addr_of_mut!((*p).spare_entries).write([Vec::new(), Vec::new()]);
             addr_of_mut!((*p).buf).write(Vec::new());
             addr_of_mut!((*p).spans).write(Vec::new());
             addr_of_mut!((*p).flat.messages).write(Vec::new());
@@ -193,6 +199,7 @@ impl Drop for Home {
         // MaybeUninit, which drops nothing else.
         unsafe {
             use std::ptr::{addr_of_mut, drop_in_place};
+            drop_in_place(addr_of_mut!((*p).spare_entries));
             drop_in_place(addr_of_mut!((*p).buf));
             drop_in_place(addr_of_mut!((*p).spans));
             drop_in_place(addr_of_mut!((*p).flat.messages));
@@ -276,6 +283,21 @@ impl Spare {
             empty(&mut f.entries, MAX_VIEWS);
             empty(&mut f.committed_entries, MAX_VIEWS);
             empty(&mut f.read_states, MAX_VIEWS);
+            // The ready's entry vectors that held entries, emptied, for the
+            // node of the next ready made in this box (the ones there before
+            // go with `rd`). An empty one is let go with its capacity: a
+            // node whose readies carry no entries stops cycling vectors.
+            let rd = &mut r.rd;
+            for (slot, v) in r
+                .spare_entries
+                .iter_mut()
+                .zip([&mut rd.entries, &mut rd.committed_entries])
+            {
+                if !v.is_empty() && v.capacity() <= MAX_VIEWS {
+                    v.clear();
+                    std::mem::swap(slot, v);
+                }
+            }
             drop_in_place(addr_of_mut!((*raw).rd));
             drop_in_place(addr_of_mut!((*raw).track));
             drop_in_place(addr_of_mut!((*raw).applying));
@@ -372,6 +394,7 @@ fn fields_written_in_place(r: &raftlet_ready) {
         stale: _,
         light: _,
         noop: _,
+        spare_entries: _,
         buf: _,
         spans: _,
         snapshot_encoded: _,
@@ -395,18 +418,20 @@ impl NewReady {
         applying: u64,
         written: ReadyWrites,
     ) -> NewReady {
-        NewReady::new_with(&mut (), |_| rd, |_, _| (applying, written), track)
+        NewReady::new_with(&mut (), |_, _| rd, |_, _| (applying, written), track)
     }
 
     /// A ready for the `Ready` that `make` returns, made in place: `make`
     /// writes it straight into the ready's box (a `Ready` built on the
-    /// stack and then moved in was two large copies per Ready cycle).
-    /// `book` then reads it, with `state` back, and returns what advancing
-    /// the ready reports applied and what its write must leave in the
-    /// storage.
+    /// stack and then moved in was two large copies per Ready cycle). It
+    /// gets the entry vectors the box's last ready left, to offer to its
+    /// node (`RawNode::recycle_entries`; what the node does not keep stays
+    /// in the box). `book` then reads the Ready, with `state` back, and
+    /// returns what advancing the ready reports applied and what its write
+    /// must leave in the storage.
     pub(crate) fn new_with<S: ?Sized>(
         state: &mut S,
-        make: impl FnOnce(&mut S) -> Ready,
+        make: impl FnOnce(&mut S, &mut [Vec<Entry>; 2]) -> Ready,
         book: impl FnOnce(&mut S, &Ready) -> (u64, ReadyWrites),
         track: Arc<NodeTrack>,
     ) -> NewReady {
@@ -427,7 +452,7 @@ impl NewReady {
         let (rd, buf, spans): (&Ready, &mut Vec<u8>, &mut Vec<(usize, usize)>) = unsafe {
             use std::ptr::addr_of_mut;
             let slot = addr_of_mut!((*p).rd);
-            slot.write(make(state));
+            slot.write(make(state, &mut *addr_of_mut!((*p).spare_entries)));
             (
                 &*slot,
                 &mut *addr_of_mut!((*p).buf),

@@ -1037,16 +1037,62 @@ impl<S: Storage> RawNode<S> {
     /// Keeps `v`, emptied, for the next Ready, unless it holds nothing
     /// worth keeping or enough are kept already. Very large buffers are let
     /// go so a burst does not pin memory.
-    fn keep_spare_entries(&mut self, mut v: Vec<Entry>) {
+    fn keep_spare_entries(&mut self, v: Vec<Entry>) {
+        let _ = self.try_keep_spare_entries(v);
+    }
+
+    /// [`RawNode::keep_spare_entries`], handing `v` back, emptied, when it
+    /// is not kept.
+    fn try_keep_spare_entries(&mut self, mut v: Vec<Entry>) -> Option<Vec<Entry>> {
         const KEEP: usize = 4;
         const MAX_CAPACITY: usize = 4096;
+        v.clear();
         if v.capacity() > 0 && v.capacity() <= MAX_CAPACITY {
             let spares = self.spares.get_or_insert_with(Box::default);
             if spares.entries.len() < KEEP {
-                v.clear();
                 spares.entries.push(v);
+                return None;
             }
         }
+        Some(v)
+    }
+
+    /// Offers an entry vector of an earlier Ready (its `entries` or
+    /// `committed_entries`, or a [`LightReady`]'s) for the next Readies to
+    /// fill instead of allocating one: what [`RawNode::advance`] does with
+    /// the Ready it is handed, for hosts and bindings that keep a Ready's
+    /// contents past its advance. Only a leader that is not quiesced keeps
+    /// vectors (a few, none very large), as with `advance`; `v` comes back,
+    /// emptied, when the node does not keep it.
+    ///
+    /// ```
+    /// # use raftlet::pb::ConfState;
+    /// # use raftlet::{Config, MemoryStorage, RawNode};
+    /// let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]))?;
+    /// let mut node = RawNode::new(&Config::new(1), storage.clone())?;
+    /// // A follower keeps nothing: the vector comes back.
+    /// assert!(node.recycle_entries(Vec::with_capacity(8)).is_some());
+    /// node.campaign()?;
+    /// while node.has_ready() {
+    ///     let rd = node.ready();
+    ///     storage.wl().append(&rd.entries)?;
+    ///     if let Some(hs) = rd.hard_state {
+    ///         storage.wl().set_hard_state(hs);
+    ///     }
+    ///     node.advance_append(rd);
+    /// }
+    /// // A leader keeps it for its next Ready.
+    /// assert!(node.recycle_entries(Vec::with_capacity(8)).is_none());
+    /// # Ok::<(), raftlet::Error>(())
+    /// ```
+    #[inline]
+    pub fn recycle_entries(&mut self, v: Vec<Entry>) -> Option<Vec<Entry>> {
+        if !self.keeps_spares() {
+            let mut v = v;
+            v.clear();
+            return Some(v);
+        }
+        self.try_keep_spare_entries(v)
     }
 
     /// Keeps the Ready's vectors (emptied) for the next Ready, so a steady
