@@ -9,7 +9,9 @@
  *  - the client thread proposes on node 1 (the leader), asks for reads,
  *    and reads its status, progress and JSON status.
  *
- * Then two host mistakes, on a node of its own:
+ * Then, on a node of its own, readies whose advance changes nothing
+ * (advance_is_noop) freed by another thread while this one drives the
+ * node; and two host mistakes:
  *
  *  - two threads advance the same ready at once: exactly one gets
  *    RAFTLET_OK, the other RAFTLET_ERR_READY_STALE, every round;
@@ -427,6 +429,102 @@ static void test_concurrent_ready_loops(void) {
     raftlet_storage_free(s);
 }
 
+/* Readies handed from the thread that drives a node to one that frees
+ * them (a mutex-guarded queue; NULL ends it). */
+#define FREE_QUEUE 64
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    raftlet_ready *q[FREE_QUEUE];
+    size_t head, len;
+} fq = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0};
+
+static void fq_push(raftlet_ready *rd) {
+    pthread_mutex_lock(&fq.mu);
+    while (fq.len == FREE_QUEUE) {
+        pthread_cond_wait(&fq.cv, &fq.mu);
+    }
+    fq.q[(fq.head + fq.len) % FREE_QUEUE] = rd;
+    fq.len++;
+    pthread_cond_broadcast(&fq.cv);
+    pthread_mutex_unlock(&fq.mu);
+}
+
+static void *freer(void *arg) {
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&fq.mu);
+        while (fq.len == 0) {
+            pthread_cond_wait(&fq.cv, &fq.mu);
+        }
+        raftlet_ready *rd = fq.q[fq.head];
+        fq.head = (fq.head + 1) % FREE_QUEUE;
+        fq.len--;
+        pthread_cond_broadcast(&fq.cv);
+        pthread_mutex_unlock(&fq.mu);
+        if (rd == NULL) {
+            return NULL;
+        }
+        raftlet_ready_free(rd);
+    }
+}
+
+/* The freedom advance_is_noop gives: a ready whose advance would change
+ * nothing is only freed, at any later time and from any thread. Here
+ * another thread frees every such ready while this one goes on driving
+ * the node (reads, and proposals whose readies it advances itself): every
+ * noop ready is a read's, every read is answered, every proposal applied,
+ * and the node stays healthy. */
+static void test_noop_readies_freed_elsewhere(void) {
+    raftlet_node *n = NULL;
+    raftlet_storage *s = NULL;
+    solo_node(&n, &s);
+    pthread_t tf;
+    CHECK(pthread_create(&tf, NULL, freer, NULL) == 0);
+    int noop = 0, answered = 0, applied = 0, wrong = 0;
+    const int rounds = 2000;
+    for (int i = 0; i < rounds; i++) {
+        uint8_t ctx[4] = {(uint8_t)i, (uint8_t)(i >> 8), 0, 1};
+        if (i % 4 == 3) {
+            MUST(raftlet_node_propose(n, ctx, sizeof ctx));
+        } else {
+            MUST(raftlet_node_read_index(n, ctx, sizeof ctx));
+        }
+        for (;;) {
+            raftlet_ready *rd = NULL;
+            const raftlet_ready_flat *fl = NULL;
+            raftlet_result persist = RAFTLET_PANIC;
+            bool has = false;
+            MUST(raftlet_node_ready_persisted(n, s, true, &rd, &fl, &persist, &has));
+            if (rd == NULL) {
+                break;
+            }
+            MUST(persist);
+            answered += (int)fl->read_state_count;
+            applied += (int)fl->committed_entry_count;
+            if (fl->advance_is_noop) {
+                noop++;
+                wrong += fl->read_state_count != 1 || fl->committed_entry_count != 0;
+                fq_push(rd);
+            } else {
+                MUST(raftlet_node_advance(n, rd));
+                raftlet_ready_free(rd);
+            }
+        }
+    }
+    fq_push(NULL);
+    pthread_join(tf, NULL);
+    CHECK(noop == rounds - rounds / 4);
+    CHECK(wrong == 0);
+    CHECK(answered == rounds - rounds / 4);
+    CHECK(applied == rounds / 4);
+    raftlet_status st;
+    MUST(raftlet_node_status(n, &st));
+    CHECK(st.role == 2 && st.applied == st.commit);
+    raftlet_node_free(n);
+    raftlet_storage_free(s);
+}
+
 int main(void) {
     const uint64_t voters[] = {1, 2, 3};
     for (uint64_t id = 1; id <= NODES; id++) {
@@ -472,6 +570,7 @@ int main(void) {
 
     test_double_advance_race();
     test_concurrent_ready_loops();
+    test_noop_readies_freed_elsewhere();
     printf("%d passed, %d failed\n", atomic_load(&g_passed), atomic_load(&g_failed));
     return atomic_load(&g_failed) == 0 ? 0 : 1;
 }
