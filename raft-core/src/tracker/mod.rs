@@ -306,11 +306,13 @@ impl ProgressTracker {
     }
 
     /// The progress of member `id`.
+    #[inline]
     pub fn get(&self, id: u64) -> Option<&Progress> {
         self.progress.get(&id)
     }
 
     /// The progress of member `id`, mutably.
+    #[inline]
     pub fn get_mut(&mut self, id: u64) -> Option<&mut Progress> {
         self.progress.get_mut(&id)
     }
