@@ -667,7 +667,7 @@ def main() -> None:
     add("Where raftlet through Go is behind etcd raft or close to it (see bindings/go/README.md, "
         "\"Performance\", for the profiles): rows of small operations pay a fixed cost per "
         "cgo crossing and per C Ready (B3: two crossings per proposal, one Ready cycle; "
-        "B5 at one read per round: eight crossings, four Ready cycles; native Rust raftlet "
+        "B5 at one read per round: four crossings, four Ready cycles; native Rust raftlet "
         "does B3 about three times faster, so the cost is the boundary, not the core, and "
         "mostly its C side: the profile table's C ABI rows). Large payloads no longer pay "
         "a copy that etcd does not make: the zero-copy host has the library allocate "
