@@ -923,65 +923,59 @@ than the ratio of the medians above. The table shows both ("within
 rounds": the median of the five rounds' ratios); the met column reads the
 ratio of medians.
 
-- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** Met against etcd; against
-  raft-rs the ratio of medians was 1.65× in this run and 2.00× in a run
-  an hour earlier (before the storage change below, which measured 1.15×
-  in paired runs of the two binaries), and the ratio within each round
-  has been 1.6× to 2.1× (median 1.85× here). By instructions raftlet
-  does 2.6× less work per entry than raft-rs's faster codec; the time
-  ratio lags because what is left is dominated by work the instruction
-  count underrates: about 26 atomic reference-count operations per entry
-  across the three nodes (a clone into the log, the Ready, each follower's
-  append, the storage, the committed entries), each tens of cycles, and
-  the store-forwarding stall where a `Bytes` clone returned through the
-  `bytes` crate's vtable is read back (half the samples of
-  `MemoryStorageCore::entries_into` and `RawNode::ready`). This round
-  removed the ones in raftlet's own code: entries moved into the unstable
-  log through `mem::take` (1.09×), a storage buffer regrown after every
-  compaction (1.15×), the storage's clone of each entry (`append_owned`),
-  two-byte varints and varint lengths (7% fewer instructions). What would
-  close it: Readies that lend the unstable log's entries instead of
-  cloning them (fewer atomics), which changes the Ready API.
-- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** 1.23× (1.21×
-  within rounds), from 0.95×. Six messages per entry; a fifth of the time
-  is malloc in the harness's one buffer per encoded message, freed in
-  bursts that overflow glibc's per-thread cache (raft-rs's harness does the
-  same), the rest spread over decoding, encoding and progress lookups. The
-  1.5× would need the per-message allocations of both the host and the
-  core gone (an encode arena per Ready, decoded entry vectors recycled).
-- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** One Ready cycle per
-  proposal, one allocation (the fresh payload the rules require), 3.7k
-  instructions against raft-rs's 4.7k; by time level with raft-rs (the
-  ratio within rounds is 0.76× to 1.18×). About a fifth of the process's
-  CPU time is the kernel's, mostly page faults of the log growing (the run
-  never compacts: each proposal keeps its 128-byte payload and its entry),
-  which both pay. Half would need the
-  per-proposal work itself halved: the Ready record and its vectors, the
-  committed entry read back from the storage (9%), the payload's
-  allocation and copy (13%).
+- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** Met in this run (the ratio
+  within rounds too); in earlier runs it sat at the boundary (1.65× to
+  2.2×). By instructions raftlet does 2.6× less work per entry than
+  raft-rs's faster codec; what is left is dominated by work the
+  instruction count underrates: atomic reference-count operations on the
+  payloads (a clone into the Ready, into each follower's log, into the
+  committed entries, each tens of cycles) and the payload copies that the
+  rules require of every implementation.
+- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** Missed: about
+  1.1×. Six messages per entry; a fifth of the time is malloc (the
+  harness's one buffer per encoded message, freed in bursts that overflow
+  glibc's per-thread cache, as raft-rs's harness does; the decode copy of
+  each message's payloads), and the rest is spread over decoding,
+  encoding, storage bounds (each `term` lookup of a stable entry takes the
+  storage's lock three times) and progress lookups (now a linear scan, 2.4%
+  fewer instructions). 1.5× would need the per-message allocations of both
+  host and core gone (an encode arena per Ready, decoded entry vectors
+  recycled) and one storage lock per lookup.
+- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** Missed: one Ready
+  cycle and one allocation per proposal (the fresh payload the rules
+  require), 3.75k instructions against raft-rs's 4.67k; by time close to
+  raft-rs in this run (raft-rs's own figure moved from 853 to 700 ns
+  between two runs an hour apart). About a fifth of the process's CPU is
+  the kernel faulting in the growing log (the run never compacts), which
+  both pay. Half would need the per-proposal work itself halved: the Ready
+  record and its vectors, the committed entry read back from the storage,
+  the payload's allocation and copy.
 - **B4 (≤ 1 KiB heap per idle group, ≤ 10 ns per tick + has_ready
   sweep).** Met.
-- **B6 (not a target).** Its CPU time to promote_max_lag is back ahead of
-  raft-rs (the table above); the copy-once decode's regression of earlier
-  rounds no longer shows.
+- **B6 (not a target).** Its CPU time to promote_max_lag stays ahead of
+  raft-rs (the table above).
 - **B2 Go (via cgo beats etcd native).** Met on every row but B5 at one
-  read per round (0.93×; 0.57× two rounds ago). Large payloads now go
-  into the library without a copy (`NewPayloads`, `ProposePayloads`): B1
-  and B1batch at 16 KiB went from 1.11× and 0.94× to 2.98× and 1.42×
-  (the Go collector no longer sees the payloads either). B5 at one read
-  makes eight crossings and four Ready cycles per round; through the C ABI
-  alone (bench/c/abi_b5.c, the calls the Go host makes) a round is 23k
-  instructions, a tenth of them memcpy of the 160-byte `Message` and the
-  368-byte `Ready` moved by value through the layers. Closing it: fewer
-  moves of those (boxing `Message`'s rare fields changes the public pb
-  type) and a Ready cycle with fewer calls."""
+  read per round. B5 now runs half a second per measurement (it ran a
+  tenth, and every implementation's figure moved up to 2× between
+  rounds); etcd raft gains most from the longer run, and the row reads
+  0.72× (rounds 0.58× to 1.39×: two rounds above 1, three below). This
+  round halved its crossings (8 -> 4: an advance that changes nothing in
+  the node costs none) and cut the C ABI's round from 23.3k to 20.3k
+  instructions (the Ready made in its box, the box's arrays recycled in
+  place, small batches decoded straight into their step). What is left:
+  four Ready cycles of the C ABI (about 5k instructions each: taking,
+  encoding, viewing, writing and acknowledging a Ready, then freeing it),
+  four crossings, and the Go side of each; native Rust raftlet runs the
+  same round about 2x faster than etcd raft. Closing it needs a cheaper
+  C Ready cycle for a Ready of one or two small messages."""
 
 PROFILE_NOTES = """\
 The changes of each round, with their before/after profiles, are in
-[perf-notes.md](perf-notes.md); this round's are its section 7: payloads
-proposed in place from Go, the two store-forwarding stalls, the storage
-buffer kept across compaction, cheaper varints, a C Ready written in
-place."""
+[perf-notes.md](perf-notes.md); this round's are its section 8: Go
+advances that change nothing without a crossing, the C Ready made in
+its box with its arrays and entry vectors recycled in place, small step
+batches decoded straight into their step, payloads in place from 513
+bytes, progress lookups by linear scan."""
 
 HARNESS_NOTES = """\
 Harness: bench/ (Rust) links raftlet and raft-rs and drives both through one
