@@ -49,10 +49,8 @@ package raftlet
 #cgo nocallback go_node_ready_flat
 #cgo noescape go_node_advance_ready_flat
 #cgo nocallback go_node_advance_ready_flat
-#cgo noescape go_node_propose_ready
-#cgo nocallback go_node_propose_ready
-#cgo noescape go_node_read_index_ready
-#cgo nocallback go_node_read_index_ready
+#cgo noescape go_bytes_then_ready
+#cgo nocallback go_bytes_then_ready
 #cgo noescape go_node_step_batch_ready
 #cgo nocallback go_node_step_batch_ready
 #cgo noescape go_node_packed_step_ready
@@ -608,10 +606,15 @@ static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_,
 	return r;
 }
 
+// A call of the library that takes a node and bytes: raftlet_node_propose,
+// raftlet_node_read_index (passed from Go as C function pointers).
+typedef raftlet_result (*go_bytes_call)(raftlet_node *, const uint8_t *, size_t);
+
 // Calls call(n, d, len) and, when the node then has a ready, takes it
-// persisted into s: the body of the helpers below.
-static go_then_ready_res go_bytes_then_ready(raftlet_result (*call)(raftlet_node *, const uint8_t *, size_t),
-		uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_, const uintptr_t *rel, size_t nrel) {
+// persisted into s: a proposal or a read request and the Ready it leaves
+// (the entry; the heartbeats that confirm the read) in one crossing.
+static go_then_ready_res go_bytes_then_ready(go_bytes_call call, uintptr_t n_, const uint8_t *d, size_t len,
+		uintptr_t s_, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
 	go_release(rel, nrel);
@@ -620,21 +623,6 @@ static go_then_ready_res go_bytes_then_ready(raftlet_result (*call)(raftlet_node
 	r.first = go_res_of(call(n, d, len));
 	go_then_take(n, s, &r);
 	return r;
-}
-
-// Proposes d and, when the node then has a ready, takes it persisted
-// into s: a proposal and its Ready in one crossing.
-static go_then_ready_res go_node_propose_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_,
-		const uintptr_t *rel, size_t nrel) {
-	return go_bytes_then_ready(raftlet_node_propose, n_, d, len, s_, rel, nrel);
-}
-
-// Requests a read (raftlet_node_read_index) and, when the node then has a
-// ready (the leader's heartbeats that confirm it), takes it persisted
-// into s.
-static go_then_ready_res go_node_read_index_ready(uintptr_t n_, const uint8_t *d, size_t len, uintptr_t s_,
-		const uintptr_t *rel, size_t nrel) {
-	return go_bytes_then_ready(raftlet_node_read_index, n_, d, len, s_, rel, nrel);
 }
 
 // Steps msgs (every one, as raftlet_node_step_batch) and, when the node
@@ -1400,25 +1388,26 @@ func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle
 // into s when s is not nil) in one crossing.
 func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	proposeErr, persistErr, err error) {
-	p, l := bytesPtr(data)
-	relP, relN, rel := takeReleased()
-	r := C.go_node_propose_ready(nodeH(n), p, l, storeH(s), relP, relN)
-	putReleased(rel)
-	proposeErr = errorOf(r.first)
-	h, has, known, persistErr, err = thenReady(&r, nh, nil)
-	return h, has, known, proposeErr, persistErr, err
+	return cNodeBytesReady(C.go_bytes_call(C.raftlet_node_propose), n, data, s, nh)
 }
 
 // cNodeReadIndexReady is cNodeProposeReady for a read request.
 func cNodeReadIndexReady(n cNode, rctx []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	readErr, persistErr, err error) {
-	p, l := bytesPtr(rctx)
+	return cNodeBytesReady(C.go_bytes_call(C.raftlet_node_read_index), n, rctx, s, nh)
+}
+
+// cNodeBytesReady calls call(n, data) and takes the Ready it leaves, in
+// one crossing (go_bytes_then_ready): firstErr is the call's outcome.
+func cNodeBytesReady(call C.go_bytes_call, n cNode, data []byte, s cStorage, nh *nodeHandle) (h *readyHandle,
+	has, known bool, firstErr, persistErr, err error) {
+	p, l := bytesPtr(data)
 	relP, relN, rel := takeReleased()
-	r := C.go_node_read_index_ready(nodeH(n), p, l, storeH(s), relP, relN)
+	r := C.go_bytes_then_ready(call, nodeH(n), p, l, storeH(s), relP, relN)
 	putReleased(rel)
-	readErr = errorOf(r.first)
+	firstErr = errorOf(r.first)
 	h, has, known, persistErr, err = thenReady(&r, nh, nil)
-	return h, has, known, readErr, persistErr, err
+	return h, has, known, firstErr, persistErr, err
 }
 
 // cNodeStepBatchReady steps msgs as cNodeStepBatch (stepErr its outcome)
