@@ -145,7 +145,7 @@ pub unsafe extern "C" fn raftlet_node_step_batch(
                 first = Some((c, last_error()));
             }
         };
-        let total: usize = bufs.iter().map(|b| b.len).sum();
+        let total = bufs.iter().fold(0usize, |t, b| t.saturating_add(b.len));
         let rc = if total <= DECODE_UNDER_LOCK {
             // Each message decoded straight into its step: moving a decoded
             // Message into the vector and out again cost as much as

@@ -255,6 +255,15 @@ impl Spare {
         let home = unsafe {
             use std::ptr::{addr_of_mut, drop_in_place};
             let r = &mut *raw;
+            /// Empties `v` in place, or lets it go when its capacity is
+            /// over `max`.
+            fn empty<T>(v: &mut Vec<T>, max: usize) {
+                if v.capacity() > max {
+                    *v = Vec::new();
+                } else {
+                    v.clear();
+                }
+            }
             let buf = &mut r.buf;
             if (MIN_SPARE_BUF..=MAX_SPARE_BUF).contains(&buf.capacity()) {
                 let mut spare = r.track.spare_buf.lock();
@@ -264,20 +273,10 @@ impl Spare {
                     None => *spare = Some(Box::new(std::mem::take(buf))),
                 }
             }
-            if buf.capacity() >= MIN_SPARE_BUF {
-                // Left by the node (it keeps a larger one): not the
-                // thread's to keep either.
-                *buf = Vec::new();
-            }
-            buf.clear();
+            // One the node did not take (it keeps a larger one) is not the
+            // thread's to keep either.
+            empty(buf, MIN_SPARE_BUF - 1);
             let f = &mut r.flat;
-            fn empty<T>(v: &mut Vec<T>, max: usize) {
-                if v.capacity() > max {
-                    *v = Vec::new();
-                } else {
-                    v.clear();
-                }
-            }
             empty(&mut r.spans, MAX_VIEWS);
             empty(&mut f.messages, MAX_VIEWS);
             empty(&mut f.entries, MAX_VIEWS);
