@@ -407,8 +407,8 @@ func (rn *RawNode) StepBatch(msgs [][]byte) error {
 // calls learn it in their own crossing (Tick, Step, Propose, Ready,
 // Advance and the batch calls), so HasReady after them crosses nothing.
 func (rn *RawNode) HasReady() bool {
-	if rn != nil && rn.hrOK && rn.h.p != nil && (rn.set == nil || rn.hrEpoch == rn.set.epoch) {
-		return rn.hr
+	if has, ok := rn.cachedHR(); ok {
+		return has
 	}
 	p, err := rn.ptr()
 	must(err)
@@ -547,10 +547,21 @@ func (rn *RawNode) deferAdvance(h *readyHandle, gen uint64) bool {
 	return true
 }
 
+// cachedHR is what the last call that read has_ready said (ok false when
+// it is not known without a crossing: not read since the node changed, or
+// its TickSet ticked since).
+func (rn *RawNode) cachedHR() (has, ok bool) {
+	if rn != nil && rn.hrOK && rn.h.p != nil && (rn.set == nil || rn.hrEpoch == rn.set.epoch) {
+		return rn.hr, true
+	}
+	return false, false
+}
+
 // knownIdle reports whether the node is known to have no Ready without a
 // crossing (HasReady's cache).
 func (rn *RawNode) knownIdle() bool {
-	return rn.hrOK && !rn.hr && (rn.set == nil || rn.hrEpoch == rn.set.epoch)
+	has, ok := rn.cachedHR()
+	return ok && !has
 }
 
 // Advance tells the node that rd was handled: persisted, sent and
