@@ -775,10 +775,8 @@ fn ready_persisted_lets_a_followers_append_response_leave_at_once() {
     assert_eq!(f.entry_count, 2);
     assert!(f.message_count >= 1);
     assert_eq!(f.persisted_message_start, f.message_count, "nothing waits");
-    let msgs = unsafe { std::slice::from_raw_parts(f.messages, f.message_count) };
-    let resp = msgs
-        .iter()
-        .map(|m| Message::decode(unsafe { bytes_of(m.data) }).expect("decodes"))
+    let resp = messages_of(&f)
+        .into_iter()
         .find(|m| m.msg_type == raftlet_core::pb::MessageType::MsgAppResp)
         .expect("the append response");
     assert_eq!((resp.to, resp.index, resp.reject), (1, last + 2, false));
