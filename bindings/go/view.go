@@ -276,10 +276,11 @@ const pinAbove = 2048
 // ones pinned where they are, so that the array holds only pinned Go
 // pointers (the cgo rules).
 type batch struct {
-	items []C.raftlet_bytes
-	lens  []C.size_t
-	buf   []byte
-	pin   runtime.Pinner
+	items  []C.raftlet_bytes
+	lens   []C.size_t
+	buf    []byte
+	pin    runtime.Pinner
+	pinned bool // pin holds a pointer: release must unpin
 }
 
 // packable reports whether every item is small enough to be packed.
@@ -338,18 +339,23 @@ func (b *batch) fill(bufs [][]byte) {
 			b.items[i] = C.raftlet_bytes{ptr: (*C.uint8_t)(unsafe.Pointer(&b.buf[at])), len: C.size_t(len(x))}
 		default:
 			b.pin.Pin(&x[0])
+			b.pinned = true
 			b.items[i] = C.raftlet_bytes{ptr: (*C.uint8_t)(unsafe.Pointer(&x[0])), len: C.size_t(len(x))}
 		}
 	}
 	if len(b.buf) > 0 {
 		b.pin.Pin(&b.buf[0])
+		b.pinned = true
 	}
 }
 
 // release unpins and drops the references to the caller's buffers; a
 // large scratch buffer is not kept.
 func (b *batch) release() {
-	b.pin.Unpin()
+	if b.pinned {
+		b.pin.Unpin()
+		b.pinned = false
+	}
 	clear(b.items)
 	b.items = b.items[:0]
 	if cap(b.buf) > 1<<20 {

@@ -651,16 +651,28 @@ func TestNoopAdvanceCostsNoCrossing(t *testing.T) {
 
 	// A released ready waits for the next crossing of any node that takes
 	// a Ready, not its own node's: an idle node keeps none.
+	// The first waits in the slot, the next in the list; one crossing
+	// frees both.
+	c2 := newTestCluster(t, 1)
+	c2.elect(1)
+	n2 := c2.nodes[1]
 	v = readView("r3")
+	v2, rerr, err := n2.rn.ReadIndexReady([]byte("s1"), n2.storage)
+	check("ReadIndexReady", rerr)
+	check("ReadIndexReady", err)
 	check("AdvanceView", rn.AdvanceView(v))
-	if got := released.n.Load(); got != 1 {
+	if got := releasedCount(); got != 1 {
 		t.Fatalf("%d readies released, want 1", got)
+	}
+	check("AdvanceView", n2.rn.AdvanceView(v2))
+	if got, listed := releasedCount(), released.n.Load(); got != 2 || listed != 1 {
+		t.Fatalf("%d readies released (%d in the list), want 2 (1)", got, listed)
 	}
 	other := newTestCluster(t, 2).nodes[2]
 	if _, err := other.rn.ReadyViewPersisted(other.storage); err != nil {
 		t.Fatal(err)
 	}
-	if got := released.n.Load(); got != 0 {
+	if got := releasedCount(); got != 0 {
 		t.Fatalf("another node's Ready left %d released readies", got)
 	}
 	// A TickSet's Tick frees them too, and so does Close.
@@ -670,13 +682,13 @@ func TestNoopAdvanceCostsNoCrossing(t *testing.T) {
 	v = readView("r4")
 	check("AdvanceView", rn.AdvanceView(v))
 	check("Tick", set.Tick())
-	if got := released.n.Load(); got != 0 {
+	if got := releasedCount(); got != 0 {
 		t.Fatalf("a Tick left %d released readies", got)
 	}
 	v = readView("r5")
 	check("AdvanceView", rn.AdvanceView(v))
 	check("Close", rn.Close())
-	if got := released.n.Load(); got != 0 {
+	if got := releasedCount(); got != 0 {
 		t.Fatalf("Close left %d released readies", got)
 	}
 }
