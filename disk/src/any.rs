@@ -231,6 +231,13 @@ impl Storage for AnyStorage {
         }
     }
 
+    fn term_checks_range(&self) -> bool {
+        match self {
+            AnyStorage::Memory(m) => m.term_checks_range(),
+            AnyStorage::Disk(d) => d.term_checks_range(),
+        }
+    }
+
     fn first_index(&self) -> Result<u64> {
         match self {
             AnyStorage::Memory(m) => m.first_index(),

@@ -239,6 +239,12 @@ impl Storage for DiskGroup {
         }
     }
 
+    fn term_checks_range(&self) -> bool {
+        // Group::term: Compacted below the compaction point, Unavailable
+        // past the last entry (a group not written yet is an empty one).
+        true
+    }
+
     fn first_index(&self) -> raftlet::Result<u64> {
         Ok(self.with(|g| g.map_or(1, Group::first_index)))
     }

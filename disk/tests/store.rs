@@ -259,3 +259,46 @@ fn snapshot_files_are_replaced_and_removed_groups_leave_nothing() {
     let store = open(&fs, medium()).unwrap();
     assert!(store.groups().is_empty());
 }
+
+/// Why: a DiskGroup says its `term` checks the log's range itself
+/// (`Storage::term_checks_range`), so the node asks it directly without
+/// reading first_index and last_index first. Every index, for a group not
+/// written yet, one with entries and one compacted (before and after a
+/// restart), must get what the range rule says: Compacted below
+/// first_index - 1, Unavailable past last_index, the term in between.
+#[test]
+fn term_checks_the_range_itself() {
+    let check = |what: &str, g: &dyn Storage| {
+        assert!(g.term_checks_range(), "{what}");
+        let (first, last) = (g.first_index().unwrap(), g.last_index().unwrap());
+        for i in 0..=last + 3 {
+            let got = g.term(i);
+            if i + 1 < first {
+                assert!(
+                    matches!(got, Err(raftlet::Error::Store(StorageError::Compacted))),
+                    "{what}: term({i}) = {got:?}"
+                );
+            } else if i > last {
+                assert!(
+                    matches!(got, Err(raftlet::Error::Store(StorageError::Unavailable))),
+                    "{what}: term({i}) = {got:?}"
+                );
+            } else {
+                assert!(got.is_ok(), "{what}: term({i}) = {got:?}");
+            }
+        }
+    };
+    let fs = FaultFs::new();
+    let store = open(&fs, small()).unwrap();
+    check("a group not written yet", &store.group(7));
+    let g = store.group(1);
+    g.append(&entries(1, 1, 20, 3)).unwrap();
+    check("entries", &g);
+    assert_eq!(g.term(20).unwrap(), 3);
+    g.compact(12).unwrap();
+    check("compacted", &g);
+    assert_eq!(g.term(12).unwrap(), 3);
+    drop((g, store));
+    let store = open(&fs, small()).unwrap();
+    check("compacted, after a restart", &store.group(1));
+}

@@ -486,6 +486,17 @@ impl<S: Storage> RaftLog<S> {
         if let Some(t) = self.unstable.maybe_term(i) {
             return Ok(t);
         }
+        // Below the unstable entries, with no unstable snapshot, the log's
+        // range is the storage's own: a storage that checks that range
+        // itself answers in one read. (An unstable snapshot moves the log's
+        // first index above the storage's; at and past the unstable
+        // offset the storage may still hold entries the log replaced.)
+        if self.unstable.snapshot.is_none()
+            && i < self.unstable.offset
+            && self.store.term_checks_range()
+        {
+            return self.store.term(i);
+        }
         // The entry just before the first one keeps its term for matching.
         if i.saturating_add(1) < self.first_index() {
             return Err(StorageError::Compacted.into());
@@ -1399,6 +1410,91 @@ mod tests {
         for (i, (index, want)) in cases.into_iter().enumerate() {
             assert_eq!(log.term(index), want, "#{i}");
         }
+    }
+
+    /// A MemoryStorage that does not say it checks `term`'s range, so that
+    /// the log checks it with `first_index` and `last_index` first.
+    struct Unchecked(MemoryStorage);
+
+    impl Storage for Unchecked {
+        fn initial_state(&self) -> Result<crate::storage::RaftState> {
+            self.0.initial_state()
+        }
+        fn entries(&self, low: u64, high: u64, max_size: u64) -> Result<Vec<Entry>> {
+            self.0.entries(low, high, max_size)
+        }
+        fn term(&self, idx: u64) -> Result<u64> {
+            self.0.term(idx)
+        }
+        fn first_index(&self) -> Result<u64> {
+            self.0.first_index()
+        }
+        fn last_index(&self) -> Result<u64> {
+            self.0.last_index()
+        }
+        fn snapshot(&self, request_index: u64, to: u64) -> Result<Snapshot> {
+            self.0.snapshot(request_index, to)
+        }
+    }
+
+    /// Why: `term` asks a storage that checks its own range directly,
+    /// skipping the log's range check; it must answer exactly as the
+    /// checked path does in every state of the log: entries only stable,
+    /// compacted ones, unstable entries that replace stale stored ones (a
+    /// follower's truncation not yet written), an unstable snapshot above
+    /// the storage's log, and an empty log.
+    #[test]
+    fn term_fast_path_matches_the_checked_path() {
+        // Builds the same log over both storages (stored with `build`,
+        // then each change of `changes` made: a snapshot restored, entries
+        // appended) and compares every index from 0 to past the end.
+        type Change = (Option<Snapshot>, Vec<Entry>);
+        let compare = |what: &str, build: &dyn Fn(&MemoryStorage), changes: Vec<Change>| {
+            let (a, b) = (MemoryStorage::new(), MemoryStorage::new());
+            build(&a);
+            build(&b);
+            let mut fast = RaftLog::new(a, NO_LIMIT).unwrap();
+            let mut checked = RaftLog::new(Unchecked(b), NO_LIMIT).unwrap();
+            assert!(fast.store.term_checks_range() && !checked.store.term_checks_range());
+            for (snap, ents) in changes {
+                if let Some(s) = snap {
+                    fast.restore(s.clone());
+                    checked.restore(s);
+                }
+                fast.append(&ents);
+                checked.append(&ents);
+            }
+            let end = fast.last_index().max(checked.last_index()) + 3;
+            for i in 0..=end {
+                assert_eq!(fast.term(i), checked.term(i), "{what}: term({i})");
+            }
+        };
+        let stable = |s: &MemoryStorage| s.wl().append(&ents_term_range(1, 1, 20)).unwrap();
+        let compacted = |s: &MemoryStorage| {
+            s.wl().apply_snapshot(snap(10, 2)).unwrap();
+            s.wl().append(&ents_term_range(11, 2, 20)).unwrap();
+            s.wl().compact(14).unwrap();
+        };
+        compare("stable entries", &stable, vec![]);
+        compare("compacted", &compacted, vec![]);
+        compare("empty", &|_| {}, vec![]);
+        compare(
+            "unstable tail",
+            &stable,
+            vec![(None, ents_term_range(20, 25, 29))],
+        );
+        // Stored entries 12..19 replaced by unstable ones of a later term.
+        let replace = vec![(None, ents_term_range(12, 30, 33))];
+        compare("replaced stored entries", &stable, replace);
+        let replace = vec![(None, ents_term_range(16, 30, 33))];
+        compare("replaced after compaction", &compacted, replace);
+        compare(
+            "unstable snapshot",
+            &compacted,
+            vec![(Some(snap(30, 40)), vec![])],
+        );
+        let both = vec![(Some(snap(25, 40)), ents_term_range(26, 40, 43))];
+        compare("unstable snapshot and entries", &stable, both);
     }
 
     /// etcd: TestTermWithUnstableSnapshot

@@ -69,6 +69,18 @@ pub trait Storage {
     /// [`StorageError::Unavailable`] above it.
     fn term(&self, idx: u64) -> Result<u64>;
 
+    /// Whether [`Storage::term`] is known to check its range exactly as
+    /// documented, with no other outcome than those: the log then asks it
+    /// for a stable entry's term directly, instead of reading
+    /// [`Storage::first_index`] and [`Storage::last_index`] first (three
+    /// reads of the storage, each taking its lock, for every term the log
+    /// needs from it). The default is `false`, which checks the range in
+    /// the log and is right for any implementation; [`MemoryStorage`] and
+    /// the library's durable storage say `true`.
+    fn term_checks_range(&self) -> bool {
+        false
+    }
+
     /// The index of the first entry that may be read with
     /// [`Storage::entries`]; older entries are covered by the snapshot. When
     /// the log holds no entries this is `last_index() + 1`.
@@ -486,6 +498,10 @@ impl Storage for MemoryStorage {
 
     fn term(&self, idx: u64) -> Result<u64> {
         self.rl().term(idx)
+    }
+
+    fn term_checks_range(&self) -> bool {
+        true
     }
 
     fn first_index(&self) -> Result<u64> {
