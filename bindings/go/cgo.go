@@ -522,23 +522,23 @@ typedef struct {
 
 static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_ready, go_ready_flat_res *r);
 
-// Frees one (when not 0) and the n readies of rel, released by the Go
+// Frees the nslots readies of slots and the n of rel, released by the Go
 // side without an advance (their flat views said advance_is_noop) and
 // left to the next crossing of any node that takes a ready or ticks a
 // set. First thing in such a crossing, so that a ready taken after it
 // reuses their buffers.
-static void go_release(uintptr_t one, const uintptr_t *rel, size_t n) {
-	if (one != 0) raftlet_ready_free((raftlet_ready *)one);
+static void go_release(const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t n) {
+	for (size_t i = 0; i < nslots; i++) raftlet_ready_free((raftlet_ready *)slots[i]);
 	for (size_t i = 0; i < n; i++) raftlet_ready_free((raftlet_ready *)rel[i]);
 }
 
 // Takes the next ready and its flat view, persists it into s when s is
 // not NULL, then reads has_ready: a whole Ready in one crossing. rd is
 // NULL when no ready was taken; a failed write leaves the ready taken.
-static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_, uintptr_t one, const uintptr_t *rel, size_t nrel) {
+static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(one, rel, nrel);
+	go_release(slots, nslots, rel, nrel);
 	go_ready_flat_res r;
 	memset(&r, 0, sizeof r);
 	go_take_ready(n, s, false, &r);
@@ -567,11 +567,11 @@ static void go_then_take(raftlet_node *n, raftlet_storage *s, go_then_ready_res 
 // raftlet_node_advance_light: what the write's acknowledgement made
 // available (entries it committed, messages) comes back as a light ready,
 // its commit index written to s, without a full Ready cycle.
-static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_, uintptr_t s_, uintptr_t one, const uintptr_t *rel, size_t nrel) {
+static go_then_ready_res go_node_advance_ready_flat(uintptr_t n_, uintptr_t rd_, uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_ready *rd = (raftlet_ready *)rd_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(one, rel, nrel);
+	go_release(slots, nslots, rel, nrel);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	if (s != NULL) {
@@ -616,10 +616,10 @@ typedef raftlet_result (*go_bytes_call)(raftlet_node *, const uint8_t *, size_t)
 // persisted into s: a proposal or a read request and the Ready it leaves
 // (the entry; the heartbeats that confirm the read) in one crossing.
 static go_then_ready_res go_bytes_then_ready(go_bytes_call call, uintptr_t n_, const uint8_t *d, size_t len,
-		uintptr_t s_, uintptr_t one, const uintptr_t *rel, size_t nrel) {
+		uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(one, rel, nrel);
+	go_release(slots, nslots, rel, nrel);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(call(n, d, len));
@@ -630,10 +630,10 @@ static go_then_ready_res go_bytes_then_ready(go_bytes_call call, uintptr_t n_, c
 // Steps msgs (every one, as raftlet_node_step_batch) and, when the node
 // then has a ready, takes it persisted into s.
 static go_then_ready_res go_node_step_batch_ready(uintptr_t n_, const raftlet_bytes *msgs, size_t count,
-		uintptr_t s_, uintptr_t one, const uintptr_t *rel, size_t nrel) {
+		uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(one, rel, nrel);
+	go_release(slots, nslots, rel, nrel);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
@@ -687,10 +687,10 @@ static go_hr_res go_node_packed_batch(uintptr_t n_, const uint8_t *buf, const si
 // go_node_packed_batch's step, then the next ready as
 // go_node_step_batch_ready.
 static go_then_ready_res go_node_packed_step_ready(uintptr_t n_, const uint8_t *buf, const size_t *lens,
-		size_t count, uintptr_t s_, uintptr_t one, const uintptr_t *rel, size_t nrel) {
+		size_t count, uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
-	go_release(one, rel, nrel);
+	go_release(slots, nslots, rel, nrel);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	raftlet_bytes stack[64];
@@ -712,9 +712,9 @@ static go_then_ready_res go_node_packed_step_ready(uintptr_t n_, const uint8_t *
 	go_then_take(n, s, &r);
 	return r;
 }
-static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bitmap, uintptr_t one,
-		const uintptr_t *rel, size_t nrel) {
-	go_release(one, rel, nrel);
+static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bitmap, const uintptr_t *slots,
+		size_t nslots, const uintptr_t *rel, size_t nrel) {
+	go_release(slots, nslots, rel, nrel);
 	return go_res_of(raftlet_tick_many(nodes, count, bitmap));
 }
 */
@@ -1159,9 +1159,10 @@ func cNodeLearners(n cNode) ([]LearnerStatus, error) {
 // With s not nil, the ready is persisted into s in the same crossing:
 // persistErr is the write's outcome (the ready is taken either way).
 func cReadyFlat(n cNode, s cStorage, h *readyHandle) (has, known bool, persistErr, err error) {
-	one, relP, relN, rel := takeReleased()
-	r := C.go_node_ready_flat(nodeH(n), storeH(s), one, relP, relN)
-	putReleased(rel)
+	var rl relTake
+	rl.take()
+	r := C.go_node_ready_flat(nodeH(n), storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n)
+	rl.done()
 	if err := errorOf(r.hr.res); err != nil {
 		return false, false, nil, err
 	}
@@ -1272,24 +1273,31 @@ func cTickMany(nodes []cNode, bitmap []byte) error {
 	if len(nodes) == 0 {
 		return nil
 	}
-	one, relP, relN, rel := takeReleased()
+	var rl relTake
+	rl.take()
 	r := C.go_tick_many((**C.raftlet_node)(unsafe.Pointer(&nodes[0])), C.size_t(len(nodes)),
-		(*C.uint8_t)(unsafe.Pointer(&bitmap[0])), one, relP, relN)
-	putReleased(rel)
+		(*C.uint8_t)(unsafe.Pointer(&bitmap[0])), &rl.slots[0], rl.ns, rl.p, rl.n)
+	rl.done()
 	return errorOf(r)
 }
+
+// releaseSlots is the number of released readies that wait without a
+// lock (see released).
+const releaseSlots = 8
 
 // released holds the C readies released without an advance (see
 // RawNode.deferAdvance): the next crossing of any node that takes a ready,
 // of any TickSet's Tick, or any Close frees them, first thing. Not the
 // node's own next crossing: an idle group may never make one, and must
-// not keep a ready for it. One ready waits in a slot of its own, put and
-// taken with one atomic operation each: a host that releases a ready and
-// then makes a crossing (the common case) takes no lock. Further ones
-// wait in the list.
+// not keep a ready for it. Up to releaseSlots wait in slots, each put
+// with one compare-and-swap and taken with a load and a swap: a host that
+// releases a few readies between crossings (the common case: a cycle's
+// Readies once their messages are sent) takes no lock. More wait in the
+// list.
 var released struct {
-	one   atomic.Uintptr // a released ready, 0 when none
-	n     atomic.Int32   // len(list), read without the lock
+	slots [releaseSlots]atomic.Uintptr // 0 when free
+	used  atomic.Int32                 // slots in use, read without a lock
+	n     atomic.Int32                 // len(list), read without the lock
 	mu    sync.Mutex
 	list  []C.uintptr_t
 	spare []C.uintptr_t // the last list freed, for reuse
@@ -1297,65 +1305,82 @@ var released struct {
 
 // releaseLater adds r to the readies the next crossing frees.
 func releaseLater(r cReady) {
-	h := readyH(r)
-	if released.one.CompareAndSwap(0, uintptr(h)) {
-		return
+	h := uintptr(readyH(r))
+	for i := range released.slots {
+		if released.slots[i].CompareAndSwap(0, h) {
+			released.used.Add(1)
+			return
+		}
 	}
 	released.mu.Lock()
-	released.list = append(released.list, h)
+	released.list = append(released.list, C.uintptr_t(h))
 	released.n.Store(int32(len(released.list)))
 	released.mu.Unlock()
 }
 
 // releasedCount is the number of readies waiting to be freed.
 func releasedCount() int {
-	n := int(released.n.Load())
-	if released.one.Load() != 0 {
-		n++
-	}
-	return n
+	return int(released.used.Load() + released.n.Load())
 }
 
-// takeReleased hands the released readies to a crossing that frees them:
-// the one in the slot (0 when none), the list's array (Go memory holding
-// no Go pointers) and count (nil and 0 when empty), and the slice to give
-// back with putReleased once the crossing returned.
-func takeReleased() (C.uintptr_t, *C.uintptr_t, C.size_t, []C.uintptr_t) {
-	var one C.uintptr_t
-	if released.one.Load() != 0 {
-		one = C.uintptr_t(released.one.Swap(0))
+// relTake is what one crossing frees first: the readies it took from the
+// slots (in its own memory, on the caller's stack: every helper that
+// takes them is noescape) and the list, if any, with the array to give
+// back once the crossing returned.
+type relTake struct {
+	slots [releaseSlots]C.uintptr_t
+	ns    C.size_t
+	p     *C.uintptr_t // the list's array, nil when it is empty
+	n     C.size_t
+	list  []C.uintptr_t
+}
+
+// take moves the released readies into t.
+func (t *relTake) take() {
+	if released.used.Load() != 0 {
+		for i := range released.slots {
+			if released.slots[i].Load() == 0 {
+				continue
+			}
+			if h := released.slots[i].Swap(0); h != 0 {
+				released.used.Add(-1)
+				t.slots[t.ns] = C.uintptr_t(h)
+				t.ns++
+			}
+		}
 	}
 	if released.n.Load() == 0 {
-		return one, nil, 0, nil
+		return
 	}
 	released.mu.Lock()
 	l := released.list
 	released.list, released.spare = released.spare[:0], nil
 	released.n.Store(0)
 	released.mu.Unlock()
-	if len(l) == 0 {
-		return one, nil, 0, nil
+	if len(l) > 0 {
+		t.p, t.n, t.list = &l[0], C.size_t(len(l)), l
 	}
-	return one, &l[0], C.size_t(len(l)), l
 }
 
-// putReleased keeps the array of a list a crossing freed for the next list.
-func putReleased(l []C.uintptr_t) {
-	if l == nil {
+// done keeps the array of the list the crossing freed for the next list.
+func (t *relTake) done() {
+	if t.list == nil {
 		return
 	}
 	released.mu.Lock()
-	if released.spare == nil && cap(l) <= 1024 {
-		released.spare = l[:0]
+	if released.spare == nil && cap(t.list) <= 1024 {
+		released.spare = t.list[:0]
 	}
 	released.mu.Unlock()
 }
 
 // freeReleased frees the released readies now, in a crossing of their own.
 func freeReleased() {
-	if one, relP, relN, rel := takeReleased(); one != 0 || rel != nil {
-		C.go_release(one, relP, relN)
-		putReleased(rel)
+	var rl relTake
+	rl.take()
+	if rl.ns != 0 || rl.n != 0 {
+		C.go_release(&rl.slots[0], rl.ns, rl.p, rl.n)
+		rl.done()
 	}
 }
 
@@ -1391,18 +1416,19 @@ func thenReady(r *C.go_then_ready_res, nh *nodeHandle, reuse *readyHandle) (h *r
 // pool.
 func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
 	advErr, persistErr, err error) {
-	one, relP, relN, rel := takeReleased()
-	r := C.go_node_advance_ready_flat(nodeH(n), readyH(old.p), storeH(s), one, relP, relN)
-	putReleased(rel)
+	var rl relTake
+	rl.take()
+	r := C.go_node_advance_ready_flat(nodeH(n), readyH(old.p), storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n)
+	rl.done()
 	if advErr = errorOf(r.first); advErr != nil {
 		return nil, false, false, advErr, nil, nil
 	}
 	nh.unpend(old)
 	old.p, old.flat = nil, nil // freed by the advance
-	old.gen++
+	old.gen.Add(1)
 	h, has, known, persistErr, err = thenReady(&r, nh, old)
 	if h == nil {
-		handlePool.Put(old)
+		putHandle(old)
 	}
 	return h, has, known, nil, persistErr, err
 }
@@ -1425,9 +1451,10 @@ func cNodeReadIndexReady(n cNode, rctx []byte, s cStorage, nh *nodeHandle) (h *r
 func cNodeBytesReady(call C.go_bytes_call, n cNode, data []byte, s cStorage, nh *nodeHandle) (h *readyHandle,
 	has, known bool, firstErr, persistErr, err error) {
 	p, l := bytesPtr(data)
-	one, relP, relN, rel := takeReleased()
-	r := C.go_bytes_then_ready(call, nodeH(n), p, l, storeH(s), one, relP, relN)
-	putReleased(rel)
+	var rl relTake
+	rl.take()
+	r := C.go_bytes_then_ready(call, nodeH(n), p, l, storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n)
+	rl.done()
 	firstErr = errorOf(r.first)
 	h, has, known, persistErr, err = thenReady(&r, nh, nil)
 	return h, has, known, firstErr, persistErr, err
@@ -1442,15 +1469,17 @@ func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeH
 	if b.packable(msgs) {
 		b.pack(msgs)
 		bp, lp := b.packed()
-		one, relP, relN, rel := takeReleased()
-		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s), one, relP, relN)
-		putReleased(rel)
+		var rl relTake
+		rl.take()
+		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n)
+		rl.done()
 	} else {
 		b.fill(msgs)
 		p, l := b.ptr()
-		one, relP, relN, rel := takeReleased()
-		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s), one, relP, relN)
-		putReleased(rel)
+		var rl relTake
+		rl.take()
+		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n)
+		rl.done()
 	}
 	b.release()
 	stepErr = errorOf(r.first)

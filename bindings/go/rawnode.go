@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -71,11 +72,36 @@ type nodeHandle struct {
 }
 
 // Released ready handles, reused by the next readies of any node: no
-// allocation per Ready, and nothing kept per idle node.
-var handlePool = sync.Pool{New: func() any { return &readyHandle{} }}
+// allocation per Ready, and nothing kept per idle node. A few wait in
+// slots (one compare-and-swap to put, a load and a swap to take: a Ready
+// cycle's hand-off costs less than a sync.Pool's), the rest in the pool.
+var (
+	handleSlots [8]atomic.Pointer[readyHandle]
+	handlePool  = sync.Pool{New: func() any { return &readyHandle{} }}
+)
 
 // takeHandle returns a released handle to reuse, or a new one.
-func (h *nodeHandle) takeHandle() *readyHandle { return handlePool.Get().(*readyHandle) }
+func (h *nodeHandle) takeHandle() *readyHandle {
+	for i := range handleSlots {
+		if handleSlots[i].Load() == nil {
+			continue
+		}
+		if r := handleSlots[i].Swap(nil); r != nil {
+			return r
+		}
+	}
+	return handlePool.Get().(*readyHandle)
+}
+
+// putHandle keeps r, released, for the next takeHandle.
+func putHandle(r *readyHandle) {
+	for i := range handleSlots {
+		if handleSlots[i].CompareAndSwap(nil, r) {
+			return
+		}
+	}
+	handlePool.Put(r)
+}
 
 // releaseHandle forgets the C ready of r (freed already) and makes every
 // Ready and ReadyView of it stale: the generation changes, so a view of
@@ -83,15 +109,15 @@ func (h *nodeHandle) takeHandle() *readyHandle { return handlePool.Get().(*ready
 // or another).
 func (h *nodeHandle) releaseHandle(r *readyHandle) {
 	r.p, r.flat = nil, nil
-	r.gen++
-	handlePool.Put(r)
+	r.gen.Add(1)
+	putHandle(r)
 }
 
 func (h *nodeHandle) free() {
 	for _, r := range h.pending {
 		cReadyFree(r.p)
 		r.p, r.flat = nil, nil
-		r.gen++ // not pooled: the cleanup may run on any goroutine
+		r.gen.Add(1) // not pooled: the cleanup may run on any goroutine
 	}
 	h.pending = nil
 	freeReleased()
@@ -453,7 +479,7 @@ func (rn *RawNode) takeReady(s *MemoryStorage) (h *readyHandle, persistErr, err 
 func (rn *RawNode) Ready() Ready {
 	h, _, err := rn.takeReady(nil)
 	must(err)
-	rd := Ready{h: h, gen: h.gen, rn: rn}
+	rd := Ready{h: h, gen: h.gen.Load(), rn: rn}
 	err = fillReady(&rd, h)
 	if err == nil && membershipEventCount(h) > 0 {
 		rd.MembershipEvents, err = cReadyMembershipEvents(h.p)
@@ -474,7 +500,7 @@ func (rn *RawNode) ReadyView() (ReadyView, error) {
 	if err != nil {
 		return ReadyView{}, err
 	}
-	return ReadyView{h: h, gen: h.gen, rn: rn}, nil
+	return ReadyView{h: h, gen: h.gen.Load(), rn: rn}, nil
 }
 
 // ReadyViewPersisted is ReadyView followed by s.AppendReadyView, in one
@@ -504,7 +530,7 @@ func (rn *RawNode) ReadyViewPersisted(s *MemoryStorage) (ReadyView, error) {
 	if err != nil {
 		return ReadyView{}, err
 	}
-	return ReadyView{h: h, gen: h.gen, rn: rn}, perr
+	return ReadyView{h: h, gen: h.gen.Load(), rn: rn}, perr
 }
 
 // AdvanceView is TryAdvance for a ReadyView: the view, and every slice
@@ -715,7 +741,7 @@ func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyVie
 		return ReadyView{}, nil
 	}
 	rn.h.pending = append(rn.h.pending, h)
-	return ReadyView{h: h, gen: h.gen, rn: rn}, persistErr
+	return ReadyView{h: h, gen: h.gen.Load(), rn: rn}, persistErr
 }
 
 // StepBatchReady is StepBatch(msgs) followed, when the node then has a
@@ -774,7 +800,7 @@ func (rn *RawNode) thenReady(s *MemoryStorage,
 		return ReadyView{}, firstErr, nil
 	}
 	rn.h.pending = append(rn.h.pending, h)
-	return ReadyView{h: h, gen: h.gen, rn: rn}, firstErr, persistErr
+	return ReadyView{h: h, gen: h.gen.Load(), rn: rn}, firstErr, persistErr
 }
 
 // ReadIndex requests a linearizable read; the answer comes as a ReadState

@@ -12,23 +12,29 @@ import "C"
 import (
 	"math/bits"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
 
 // readyHandle owns a C ready between RawNode.Ready (or ReadyView) and
-// RawNode.Advance. Handles are reused by their node once released: gen
+// RawNode.Advance. Handles are reused once released, by any node: gen
 // changes on every release, so a Ready or ReadyView kept past its Advance
-// is recognised as stale however the handle was reused.
+// is recognised as stale however the handle was reused. gen is atomic
+// because a stale view's check may run while another goroutine's node
+// fills the reused handle; p and flat are read only once gen matched,
+// that is by the goroutine that owns the handle.
 type readyHandle struct {
 	p    cReady
-	gen  uint64
+	gen  atomic.Uint64
 	flat *C.raftlet_ready_flat // the whole ready, in C memory owned by p (nil when released)
 }
 
-// live reports whether the handle still holds the ready of generation gen.
-func (h *readyHandle) live(gen uint64) bool { return h != nil && h.p != nil && h.gen == gen }
+// live reports whether the handle still holds the ready of generation
+// gen. Its generation is read first: p belongs to whoever holds the
+// handle now.
+func (h *readyHandle) live(gen uint64) bool { return h != nil && h.gen.Load() == gen && h.p != nil }
 
 // EntryView is an entry of a ReadyView, laid out as raftlet_entry_view:
 // its payload is the library's memory, valid until the ReadyView's

@@ -651,22 +651,29 @@ func TestNoopAdvanceCostsNoCrossing(t *testing.T) {
 
 	// A released ready waits for the next crossing of any node that takes
 	// a Ready, not its own node's: an idle node keeps none.
-	// The first waits in the slot, the next in the list; one crossing
-	// frees both.
-	c2 := newTestCluster(t, 1)
-	c2.elect(1)
-	n2 := c2.nodes[1]
+	// More than fit in the slots wait in the list; one crossing frees
+	// them all.
 	v = readView("r3")
-	v2, rerr, err := n2.rn.ReadIndexReady([]byte("s1"), n2.storage)
-	check("ReadIndexReady", rerr)
-	check("ReadIndexReady", err)
+	var more []*testNode
+	var views []ReadyView
+	for i := 0; i < releaseSlots+2; i++ {
+		c := newTestCluster(t, 1)
+		c.elect(1)
+		n := c.nodes[1]
+		v, rerr, err := n.rn.ReadIndexReady([]byte("s"), n.storage)
+		check("ReadIndexReady", rerr)
+		check("ReadIndexReady", err)
+		more, views = append(more, n), append(views, v)
+	}
 	check("AdvanceView", rn.AdvanceView(v))
 	if got := releasedCount(); got != 1 {
 		t.Fatalf("%d readies released, want 1", got)
 	}
-	check("AdvanceView", n2.rn.AdvanceView(v2))
-	if got, listed := releasedCount(), released.n.Load(); got != 2 || listed != 1 {
-		t.Fatalf("%d readies released (%d in the list), want 2 (1)", got, listed)
+	for i, n := range more {
+		check("AdvanceView", n.rn.AdvanceView(views[i]))
+	}
+	if got, listed := releasedCount(), int(released.n.Load()); got != len(more)+1 || listed != got-releaseSlots {
+		t.Fatalf("%d readies released (%d in the list), want %d (%d)", got, listed, len(more)+1, len(more)+1-releaseSlots)
 	}
 	other := newTestCluster(t, 2).nodes[2]
 	if _, err := other.rn.ReadyViewPersisted(other.storage); err != nil {
@@ -690,5 +697,67 @@ func TestNoopAdvanceCostsNoCrossing(t *testing.T) {
 	check("Close", rn.Close())
 	if got := releasedCount(); got != 0 {
 		t.Fatalf("Close left %d released readies", got)
+	}
+}
+
+// TestReleasedReadiesAcrossGoroutines drives single-voter nodes from
+// several goroutines at once, each releasing its read views without a
+// crossing (so that the released-ready slots, their overflow list and the
+// handle slots are shared by all of them) and checking that every view
+// it is handed is its own: a handle or a C ready given to two goroutines
+// would show another node's read or fail as stale (and the race detector
+// would see it).
+func TestReleasedReadiesAcrossGoroutines(t *testing.T) {
+	const workers, rounds = 6, 300
+	nodes := make([]*testNode, workers)
+	for i := range nodes {
+		c := newTestCluster(t, 1)
+		c.elect(1)
+		nodes[i] = c.nodes[1]
+	}
+	errs := make(chan error, workers)
+	for w, n := range nodes {
+		go func() {
+			errs <- func() error {
+				var held []ReadyView
+				for r := 0; r < rounds; r++ {
+					ctx := fmt.Sprintf("w%d-r%d", w, r)
+					v, rerr, err := n.rn.ReadIndexReady([]byte(ctx), n.storage)
+					if rerr != nil || err != nil {
+						return fmt.Errorf("%s: ReadIndexReady: %v, %v", ctx, rerr, err)
+					}
+					rss, err := v.ReadStates()
+					if err != nil || len(rss) != 1 || string(rss[0].RequestCtx()) != ctx {
+						return fmt.Errorf("%s: the view reads %d states (%v)", ctx, len(rss), err)
+					}
+					// Every third view is kept past the next read and then
+					// advanced: a crossing in between, so it is no longer
+					// the node's only pending ready and takes a crossing.
+					if r%3 == 0 {
+						held = append(held, v)
+						continue
+					}
+					if err := n.rn.AdvanceView(v); err != nil {
+						return fmt.Errorf("%s: AdvanceView: %v", ctx, err)
+					}
+					for _, h := range held {
+						if err := n.rn.AdvanceView(h); err != nil && !errors.Is(err, ErrReadyStale) {
+							return fmt.Errorf("%s: AdvanceView of a held view: %v", ctx, err)
+						}
+					}
+					held = held[:0]
+				}
+				return nil
+			}()
+		}()
+	}
+	for range nodes {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	freeReleased()
+	if got := releasedCount(); got != 0 {
+		t.Fatalf("%d readies left released after a crossing", got)
 	}
 }
