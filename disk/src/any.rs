@@ -94,6 +94,11 @@ impl AnyStorage {
     pub fn persist_ready(&self, rd: &Ready) -> Result<()> {
         match self {
             AnyStorage::Memory(m) => {
+                if rd.snapshot.is_none() && rd.entries.is_empty() && rd.hard_state.is_none() {
+                    // Nothing to write (a Ready of messages or reads only):
+                    // not even the storage's lock.
+                    return Ok(());
+                }
                 let mut s = m.wl();
                 if let Some(snap) = &rd.snapshot {
                     s.apply_snapshot(snap.clone())?;
