@@ -991,8 +991,16 @@ impl<S: Storage> RawNode<S> {
         // be durable: a follower's commit may already cover entries it
         // received after the Ready was taken, and a stored commit beyond
         // the stored log would refuse a restart. The rest goes out with
-        // those entries, in the next Ready.
-        let commit = r.raft_log.max_appliable_index(false);
+        // those entries, in the next Ready. A snapshot not yet durable
+        // (handed out or not) replaces the log: the stored entries are no
+        // longer the log the commit index speaks of, and its index is not
+        // stored yet. Nothing new is reported; the commit goes out in the
+        // snapshot's Ready, in the hard state written with it.
+        let commit = if r.raft_log.has_next_or_in_progress_snapshot() {
+            self.prev_hard_state.commit
+        } else {
+            r.raft_log.max_appliable_index(false)
+        };
         let commit_index = (commit > self.prev_hard_state.commit).then(|| {
             self.prev_hard_state.commit = commit;
             commit

@@ -310,3 +310,52 @@ fn advance_light_caps_the_commit_index_at_the_durable_log() {
     assert_eq!(rd2.entries.last().map(|e| e.index), Some(2));
     assert_eq!(rd2.hard_state.map(|hs| hs.commit), Some(2));
 }
+
+/// Why: a snapshot that reaches a follower after a Ready was taken is not
+/// durable when that Ready's write is acknowledged. The light Ready must
+/// not report the snapshot's index as a commit to persist: the host would
+/// store a commit beyond its stored log, and a crash before the
+/// snapshot's own write lands would leave a node that refuses to restart
+/// (the simulator's seed 7115 found it: a learner caught up by snapshot on
+/// a pipelined host). The commit goes out in the snapshot's Ready, in its
+/// hard state, written with the snapshot.
+#[test]
+fn advance_light_reports_no_commit_that_only_a_snapshot_not_yet_durable_covers() {
+    let (mut rn, storage) = node(2, &[1, 2]);
+    let mut hb = Message::new(MessageType::MsgHeartbeat, 1, 2);
+    hb.term = 2;
+    rn.step(hb).expect("heartbeat");
+    let rd = rn.ready();
+    persist(&storage, &rd);
+    // Before that write is acknowledged, the leader's snapshot arrives.
+    let mut snap = raftlet::pb::Snapshot::default();
+    snap.metadata.index = 10;
+    snap.metadata.term = 2;
+    snap.metadata.conf_state = ConfState::from_voters(vec![1, 2]);
+    let mut m = Message::new(MessageType::MsgSnap, 1, 2);
+    m.term = 2;
+    m.snapshot = Some(Box::new(snap));
+    rn.step(m).expect("snapshot");
+    let light = rn.advance_light(rd);
+    assert_eq!(
+        light.commit_index(),
+        None,
+        "a commit covered only by a snapshot not yet written"
+    );
+    persist_commit(&storage, &light);
+    // A crash now, before the snapshot's write: the node restarts from
+    // what its storage holds.
+    RawNode::new(&Config::new(2), storage.clone()).expect("a restart from the stored state");
+    // The snapshot's Ready carries the commit with it.
+    let rd = rn.ready();
+    assert_eq!(rd.snapshot.as_ref().map(|s| s.metadata.index), Some(10));
+    assert_eq!(rd.hard_state.map(|hs| hs.commit), Some(10));
+    persist(&storage, &rd);
+    let light = rn.advance_light(rd);
+    persist_commit(&storage, &light);
+    RawNode::new(&Config::new(2), storage.clone()).expect("a restart after the snapshot");
+    assert_eq!(
+        storage.initial_state().expect("state").hard_state.commit,
+        10
+    );
+}
