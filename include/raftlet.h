@@ -1326,7 +1326,12 @@ raftlet_result raftlet_ready_read_state(const struct raftlet_ready *ready,
                                         size_t index,
                                         struct raftlet_read_state_view *read_state_out);
 
-// Whether the ready's write must be synced to disk.
+// Whether the ready's write must be synced to disk: it holds entries,
+// changes the term or vote, or hands out a configuration change that no
+// durable commit index covers yet (its hard state then carries one that
+// does). Apply such a change (raftlet_node_apply_conf_change) only once
+// the ready's write is durable, even on a host that applies other entries
+// earlier: configurations take effect when applied.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 raftlet_result raftlet_ready_must_sync(const struct raftlet_ready *ready, bool *must_sync_out);
 

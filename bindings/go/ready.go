@@ -88,7 +88,11 @@ type Ready struct {
 	// be followed by RawNode.ReportSnapshot.
 	Messages []raftpb.Message
 
-	// MustSync tells whether HardState and Entries must be synced to disk.
+	// MustSync tells whether HardState and Entries must be synced to disk:
+	// they hold entries, change the term or vote, or CommittedEntries holds
+	// a configuration change no durable commit index covers yet (HardState
+	// then carries one that does). Apply such a change only once the write
+	// is durable, even when other entries are applied earlier.
 	MustSync bool
 
 	// immediate is how many of Messages (the first ones) may be sent at once.

@@ -217,7 +217,9 @@ func (v ReadyView) SoftState() (ss SoftState, ok bool, err error) {
 	return SoftState{Lead: uint64(f.soft_state.leader_id), RaftState: StateType(f.soft_state.role)}, true, nil
 }
 
-// MustSync tells whether the write must be synced to disk.
+// MustSync tells whether the write must be synced to disk (see
+// Ready.MustSync: a configuration change among the committed entries is
+// applied only once the write is durable).
 func (v ReadyView) MustSync() (bool, error) {
 	f, err := v.flat()
 	if err != nil {

@@ -965,7 +965,12 @@ pub unsafe extern "C" fn raftlet_ready_read_state(
     })
 }
 
-/// Whether the ready's write must be synced to disk.
+/// Whether the ready's write must be synced to disk: it holds entries,
+/// changes the term or vote, or hands out a configuration change that no
+/// durable commit index covers yet (its hard state then carries one that
+/// does). Apply such a change (raftlet_node_apply_conf_change) only once
+/// the ready's write is durable, even on a host that applies other entries
+/// earlier: configurations take effect when applied.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG or RAFTLET_ERR_READY_STALE.
 #[no_mangle]
 pub unsafe extern "C" fn raftlet_ready_must_sync(

@@ -63,7 +63,16 @@ pub struct Ready {
     /// even on a host that applies committed entries asynchronously.
     pub snapshot: Option<Snapshot>,
     /// Entries to apply to the state machine, in order. Conf-change entries
-    /// must be passed to [`RawNode::apply_conf_change`].
+    /// must be passed to [`RawNode::apply_conf_change`], and only once this
+    /// Ready's write is durable (a host that applies other entries before
+    /// its write lands must hold a configuration change until it does):
+    /// configurations take effect when applied, and a node that applied
+    /// one before a commit index covering it was durable could restart
+    /// with the configuration before it, two changes behind the cluster,
+    /// and win an election the cluster's majority knows nothing of. A
+    /// Ready that hands out such a change carries the hard state and
+    /// [`Ready::must_sync`] to make that commit index durable with it; a
+    /// [`LightReady`] never hands one out.
     pub committed_entries: Vec<Entry>,
     /// Messages that may be sent at once, before or while this Ready is
     /// persisted: those whose safety needs nothing not yet durable (a
@@ -76,7 +85,9 @@ pub struct Ready {
     /// durable.
     pub persisted_messages: Vec<Message>,
     /// Whether the write of this Ready must be synced to disk: true when it
-    /// holds entries or changes the term or vote.
+    /// holds entries, changes the term or vote, or hands out a
+    /// configuration change that no durable commit index covers yet (its
+    /// hard state then carries one that does).
     pub must_sync: bool,
     /// Membership changes the leader proposed by itself since the last
     /// Ready (automatic promotion, standby swaps), for the host to log;
@@ -153,10 +164,11 @@ pub(crate) fn sent_by_peer(t: MessageType) -> bool {
 }
 
 /// What a handed-out Ready still owes the state machine once the host
-/// reports it persisted.
+/// reports it persisted. Every Ready leaves one, in order, so a record's
+/// Ready number is not kept: the oldest held is
+/// `last_number + 1 - records.len()`.
 #[derive(Debug)]
 struct ReadyRecord {
-    number: u64,
     /// The node's term when the Ready was handed out.
     term: u64,
     /// The node's vote when the Ready was handed out: with `term`, what is
@@ -167,14 +179,41 @@ struct ReadyRecord {
     /// none): once this Ready (and every earlier one) is durable, the log
     /// is stable up to there, unless the term changed meanwhile (see
     /// [`RawNode::on_persist_ready`]). Not an `Option`, and neither is
-    /// `snapshot_index`: 16 bytes fewer in every node.
+    /// `durable`: 16 bytes fewer in every node.
     stable: EntryId,
-    /// The index of the snapshot handed out; 0 when none (a snapshot is
-    /// handed out only above the commit index, so never at 0).
-    snapshot_index: u64,
+    /// What this Ready's write makes durable besides its entries, in one
+    /// word (see [`Durable`]): the snapshot handed out, or else the commit
+    /// index of its hard state when it carries one and must be synced.
+    durable: Durable,
     /// Messages to ourselves, delivered once the write is durable (our own
     /// append acknowledgement and vote).
     steps: Vec<Message>,
+}
+
+/// A snapshot index or a commit index, told apart by the top bit (no
+/// index reaches it: [`crate::validate::MAX_TERM_OR_INDEX`] is 2^63 - 1).
+#[derive(Clone, Copy, Debug)]
+struct Durable(u64);
+
+impl Durable {
+    const SNAPSHOT: u64 = 1 << 63;
+
+    fn snapshot(index: u64) -> Durable {
+        debug_assert!(index & Self::SNAPSHOT == 0, "an index above the bound");
+        Durable(index | Self::SNAPSHOT)
+    }
+
+    fn commit(index: u64) -> Durable {
+        debug_assert!(index & Self::SNAPSHOT == 0, "an index above the bound");
+        Durable(index & !Self::SNAPSHOT)
+    }
+
+    /// The snapshot's index, if it is one, and the commit index it makes
+    /// durable (a snapshot's own index for a snapshot).
+    fn get(self) -> (Option<u64>, u64) {
+        let index = self.0 & !Self::SNAPSHOT;
+        ((self.0 & Self::SNAPSHOT != 0).then_some(index), index)
+    }
 }
 
 /// What reporting a Ready durable made available at once
@@ -244,6 +283,12 @@ pub struct RawNode<S: Storage> {
     /// for the write (they go to `persisted_messages`).
     durable_term: u64,
     durable_vote: u64,
+    /// The commit index known durable: that of the newest synced Ready
+    /// the host reported persisted (or of the storage the node started
+    /// from). A configuration change above it is handed out for applying
+    /// only in a Ready that makes a commit index covering it durable (see
+    /// [`Ready::must_sync`]).
+    synced_commit: u64,
     last_number: u64,
     /// Readies handed out and not yet advanced past persistence, oldest first.
     records: SmallQueue<ReadyRecord>,
@@ -271,6 +316,7 @@ impl<S: Storage> RawNode<S> {
         Ok(RawNode {
             durable_term: raft.term,
             durable_vote: raft.vote,
+            synced_commit: prev_hard_state.commit,
             prev_lead: raft.lead,
             raft,
             prev_hard_state,
@@ -753,10 +799,26 @@ impl<S: Storage> RawNode<S> {
         };
         let soft_state = (ss != prev_ss).then_some(ss);
         let hs = r.hard_state();
-        let hard_state = (hs != self.prev_hard_state).then_some(hs);
-        let must_sync = !entries.is_empty()
+        let mut hard_state = (hs != self.prev_hard_state).then_some(hs);
+        let mut must_sync = !entries.is_empty()
             || hs.vote != self.prev_hard_state.vote
             || hs.term != self.prev_hard_state.term;
+        // Configuration changes take effect when applied. One applied
+        // before a commit index covering it is durable would leave a node
+        // that, restarted with a lower commit index, campaigns under the
+        // configuration before it, two changes behind the cluster's,
+        // whose majorities need not overlap (a leader that proposes the
+        // next change, such as leaving a joint configuration, right after
+        // applying one). So a Ready that hands one out makes the commit
+        // durable with it: it carries the hard state and must be synced,
+        // and the host applies the change only once the write is durable.
+        if committed_entries
+            .iter()
+            .any(|e| is_conf_change(e) && e.index > self.synced_commit)
+        {
+            hard_state = Some(hs);
+            must_sync = true;
+        }
         // Message vectors are not recycled: hosts usually move them out to
         // send, and an idle group should not pin their capacity.
         let mut messages = std::mem::take(&mut r.msgs);
@@ -855,14 +917,17 @@ impl<S: Storage> RawNode<S> {
             }
         }
         self.records.push_back(ReadyRecord {
-            number,
             term: r.term,
             vote: r.vote,
             stable,
-            snapshot_index: snapshot.as_ref().map_or(0, |s| {
-                debug_assert!(s.metadata.index > 0, "a snapshot at index 0 handed out");
-                s.metadata.index
-            }),
+            durable: match (&snapshot, hard_state) {
+                (Some(s), _) => {
+                    debug_assert!(s.metadata.index > 0, "a snapshot at index 0 handed out");
+                    Durable::snapshot(s.metadata.index)
+                }
+                (None, Some(h)) if must_sync => Durable::commit(h.commit),
+                _ => Durable::commit(0),
+            },
             steps,
         });
         let applying = r.raft_log.applying;
@@ -980,6 +1045,15 @@ impl<S: Storage> RawNode<S> {
         let mut committed_entries = Spares::entries(&mut self.spares);
         r.raft_log
             .next_committed_ents_into(false, &mut committed_entries);
+        // A configuration change not covered by a durable commit index
+        // waits for a Ready that makes one durable (see `ready`): the
+        // commit index reported here is written unsynced.
+        if let Some(at) = committed_entries
+            .iter()
+            .position(|e| is_conf_change(e) && e.index > self.synced_commit)
+        {
+            committed_entries.truncate(at);
+        }
         #[cfg(feature = "bug-injection")]
         let accept = !r.bugs.light_skips_applying;
         #[cfg(not(feature = "bug-injection"))]
@@ -1122,13 +1196,19 @@ impl<S: Storage> RawNode<S> {
     pub fn on_persist_ready(&mut self, number: u64) {
         self.touch();
         let upto = number;
-        while let Some(rec) = self.records.front() {
-            if rec.number > upto {
+        while self.records.front().is_some() {
+            // Every Ready leaves one record, in order: the oldest held is
+            // that many Readies behind the last one.
+            if self.last_number + 1 - self.records.len() as u64 > upto {
                 break;
             }
             let mut rec = self.records.pop_front().expect("front exists");
             self.durable_term = rec.term;
             self.durable_vote = rec.vote;
+            // A snapshot's index counts as a durable commit: a node
+            // restarted from it starts with that commit.
+            let (snapshot_index, commit) = rec.durable.get();
+            self.synced_commit = self.synced_commit.max(commit);
             // Our own append acknowledgement and vote count now that they
             // are durable.
             for m in rec.steps.drain(..) {
@@ -1141,8 +1221,7 @@ impl<S: Storage> RawNode<S> {
                     spares.messages.push(std::mem::take(&mut rec.steps));
                 }
             }
-            if rec.snapshot_index > 0 {
-                let index = rec.snapshot_index;
+            if let Some(index) = snapshot_index {
                 self.raft.raft_log.stable_snap_to(index);
                 // Batches handed out before the snapshot are superseded:
                 // release their share of the applying budget, or handing
@@ -1317,6 +1396,12 @@ fn accept_applying<S: Storage>(
     r.reduce_uncommitted_size(payloads_size(ents));
 }
 
+/// Whether `e` carries a configuration change.
+fn is_conf_change(e: &Entry) -> bool {
+    e.entry_type == crate::pb::EntryType::EntryConfChange
+        || e.entry_type == crate::pb::EntryType::EntryConfChangeV2
+}
+
 /// A batch of committed entries handed out and not yet applied.
 #[derive(Clone, Copy, Debug)]
 struct ApplyingBatch {
@@ -1405,6 +1490,10 @@ impl<T> SmallQueue<T> {
             .or_else(|| self.rest.as_ref().and_then(|r| r.front()))
     }
 
+    fn len(&self) -> usize {
+        usize::from(self.head.is_some()) + self.rest.as_ref().map_or(0, |r| r.len())
+    }
+
     fn pop_front(&mut self) -> Option<T> {
         if let Some(v) = self.head.take() {
             return Some(v);
@@ -1487,6 +1576,24 @@ mod layout_tests {
         assert!(offset_of!(R, trk) >= end - raft);
         assert_eq!(offset_of!(Node, prev_lead), raft + std::mem::size_of::<R>());
         assert!(offset_of!(Node, records) > offset_of!(Node, prev_hard_state));
+    }
+}
+
+#[cfg(test)]
+mod durable_tests {
+    use super::Durable;
+    use crate::validate::MAX_TERM_OR_INDEX;
+
+    /// A snapshot index and a commit index share a word and come back
+    /// apart, up to the largest index a node accepts.
+    #[test]
+    fn snapshot_and_commit_indexes_come_back_apart() {
+        for i in [0, 1, 7, 1 << 40, MAX_TERM_OR_INDEX] {
+            assert_eq!(Durable::commit(i).get(), (None, i));
+            if i > 0 {
+                assert_eq!(Durable::snapshot(i).get(), (Some(i), i));
+            }
+        }
     }
 }
 

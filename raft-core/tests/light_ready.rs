@@ -359,3 +359,79 @@ fn advance_light_reports_no_commit_that_only_a_snapshot_not_yet_durable_covers()
         10
     );
 }
+
+/// Why: configurations take effect when applied. A configuration change
+/// handed out (and so applied) before a commit index covering it is
+/// durable lets a node restart with the configuration before it, while
+/// the cluster moved on (seed 100979 of the simulator's adversarial
+/// profile: a leader applied entering a joint configuration from a light
+/// Ready, whose commit index is written unsynced, proposed leaving it,
+/// lost the commit in a crash and, restarted, led under the configuration
+/// two changes back). The light Ready withholds the change; the next Ready
+/// hands it out with the hard state and `must_sync`, and once that Ready
+/// is persisted the stored commit covers it.
+#[test]
+fn a_configuration_change_is_handed_out_with_a_durable_commit_covering_it() {
+    use raftlet::pb::{ConfChange, ConfChangeType};
+    let (mut rn, storage) = single_voter_leader();
+    let cc = ConfChange {
+        change_type: ConfChangeType::ConfChangeAddLearnerNode,
+        node_id: 2,
+        ..ConfChange::default()
+    };
+    rn.propose_conf_change(cc).expect("propose the change");
+    let rd = rn.ready();
+    assert_eq!(rd.entries.len(), 1);
+    let index = rd.entries[0].index;
+    persist(&storage, &rd);
+    let light = rn.advance_light(rd);
+    // Committed by the write's acknowledgement, but the commit index the
+    // light Ready reports is written unsynced: the change waits.
+    assert_eq!(light.commit_index(), Some(index));
+    assert!(
+        light.committed_entries().is_empty(),
+        "a configuration change handed out with an unsynced commit"
+    );
+    // The host writes the light commit, unsynced, and a crash loses it:
+    // the stored commit stays below the change.
+    rn.advance_apply_light(light);
+    assert!(storage.rl().hard_state().commit < index);
+    assert!(rn.has_ready());
+    let rd = rn.ready();
+    assert_eq!(
+        rd.committed_entries
+            .iter()
+            .map(|e| e.index)
+            .collect::<Vec<_>>(),
+        vec![index]
+    );
+    assert!(
+        rd.must_sync,
+        "the Ready that hands the change out is synced"
+    );
+    assert_eq!(rd.hard_state.map(|hs| hs.commit), Some(index));
+    persist(&storage, &rd);
+    assert_eq!(storage.rl().hard_state().commit, index);
+    let cc = raftlet::pb::ConfChangeI::from_entry(&rd.committed_entries[0]).expect("decode");
+    rn.advance(rd);
+    rn.apply_conf_change(&cc).expect("apply");
+    assert_eq!(rn.basic_status().applied, index);
+    // A second change (the learner removed) waits for a synced commit
+    // the same way.
+    let cc2 = ConfChange {
+        change_type: ConfChangeType::ConfChangeRemoveNode,
+        node_id: 2,
+        ..ConfChange::default()
+    };
+    rn.propose_conf_change(cc2)
+        .expect("propose the second change");
+    let rd = rn.ready();
+    persist(&storage, &rd);
+    let light = rn.advance_light(rd);
+    assert!(light.committed_entries().is_empty());
+    rn.advance_apply_light(light);
+    let rd = rn.ready();
+    assert!(rd.must_sync && rd.committed_entries.len() == 1);
+    persist(&storage, &rd);
+    rn.advance(rd);
+}

@@ -606,8 +606,10 @@ impl PyRawNode {
 /// ``hard_state`` (sync when ``must_sync``); send ``messages`` at any time
 /// and ``persisted_messages`` only after the write; apply
 /// ``committed_entries`` in order (conf-change entries through
-/// ``RawNode.apply_conf_change``); then ``RawNode.advance(ready)``. A Ready
-/// can be advanced once; its contents stay readable afterwards.
+/// ``RawNode.apply_conf_change``, and only once the write is durable:
+/// ``must_sync`` is set for a Ready that hands one out before a durable
+/// commit index covers it); then ``RawNode.advance(ready)``. A Ready can be
+/// advanced once; its contents stay readable afterwards.
 #[pyclass(frozen, module = "raftlet._raftlet", name = "Ready")]
 pub struct PyReady {
     serial: u64,

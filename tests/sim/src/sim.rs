@@ -1128,16 +1128,30 @@ impl Sim {
     fn apply_queued(&mut self, id: u64, n: u64) -> Res {
         {
             let mut last = None;
-            let gated = self.p.host == HostKind::Pipelined && !self.p.apply_before_durable;
+            let pipelined = self.p.host == HostKind::Pipelined;
+            let gated = pipelined && !self.p.apply_before_durable;
             for _ in 0..n {
                 let Some(node) = self.nodes.get_mut(&id) else {
                     break;
                 };
                 // A host that applies only what is durable locally waits
-                // for the write of the Ready that handed the work out.
+                // for the write of the Ready that handed the work out. A
+                // configuration change always does (the Ready contract:
+                // the Ready that hands one out makes the commit index
+                // covering it durable, and the change is applied only
+                // once it is); a disciplined host queues work only once
+                // its Ready is durable.
                 match node.apply_queue.front() {
-                    Some(&(number, _)) if !gated || number <= node.durable => {}
-                    _ => break,
+                    Some((number, item)) => {
+                        let wait = match item {
+                            Pending::Entry(e) if is_conf_change(e) => pipelined,
+                            _ => gated,
+                        };
+                        if wait && *number > node.durable {
+                            break;
+                        }
+                    }
+                    None => break,
                 }
                 let Some((_, item)) = node.apply_queue.pop_front() else {
                     break;
@@ -2923,3 +2937,8 @@ fn plant(_rn: &mut RawNode<AnyStorage>, bug: Bug) {
 
 /// Whether this build can plant bugs.
 pub const CAN_PLANT_BUGS: bool = cfg!(feature = "bug-injection");
+
+/// Whether `e` carries a configuration change.
+fn is_conf_change(e: &Entry) -> bool {
+    e.entry_type == EntryType::EntryConfChange || e.entry_type == EntryType::EntryConfChangeV2
+}

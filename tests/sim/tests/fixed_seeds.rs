@@ -379,12 +379,27 @@ fn repro_command_names_the_options() {
 /// and 15727 (mixed profile) restarted a node whose light Ready had
 /// reported as durable a commit covered only by a snapshot whose write
 /// was then lost, and the restart was refused (fixed in
-/// `RawNode::on_persist_ready_light`).
+/// `RawNode::on_persist_ready_light`). 100979 (adversarial profile) lost
+/// a committed entry: a leader applied entering a joint configuration
+/// before a commit index covering it was durable (its light Ready's
+/// commit was lost in a crash) and proposed leaving it; restarted with
+/// the older commit index, it campaigned and committed under the
+/// configuration two changes back, whose majority did not overlap the
+/// new one's (fixed: a configuration change is handed out only in a
+/// Ready that makes a commit covering it durable, and applied once that
+/// Ready is).
 #[test]
 fn chaos_regression_seeds_keep_every_invariant() {
     raftlet_sim::quiet_panics();
-    let opts = Options::default();
-    for seed in [7115, 15727] {
+    for (seed, profile) in [
+        (7115, Profile::Mixed),
+        (15727, Profile::Mixed),
+        (100979, Profile::Adversarial),
+    ] {
+        let opts = Options {
+            profile: Some(profile),
+            ..Options::default()
+        };
         let s = run_many(seed..seed + 1, &opts, 1, false);
         if let Some(r) = s.failures.first() {
             let v = r.violation.as_ref().expect("failure");

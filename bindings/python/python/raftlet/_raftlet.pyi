@@ -773,7 +773,10 @@ class Ready:
     Handle it in order: persist ``snapshot``, ``entries`` and ``hard_state``
     (sync when ``must_sync``); send ``messages`` at any time and
     ``persisted_messages`` only after the write; apply
-    ``committed_entries`` in order; then ``RawNode.advance(ready)``. A
+    ``committed_entries`` in order (a configuration change only once the
+    write is durable: ``must_sync`` is set for a Ready that hands one out
+    before a durable commit index covers it); then
+    ``RawNode.advance(ready)``. A
     Ready can be advanced once; its contents stay readable afterwards.
 
     The contract: ``messages`` need nothing that is not yet durable (a
