@@ -82,6 +82,22 @@ impl Durable {
         }
     }
 
+    /// A write whose entries start at `first` was issued: if it lands, it
+    /// replaces the log from `first` on, durable entries included (a
+    /// follower's uncommitted tail that the leader's log does not hold,
+    /// replaced by entries of an older term and a shorter log, which the
+    /// "later term" test of `check` does not recognise). What must survive
+    /// is the log below `first`: the entry before it (`term_before`, from
+    /// the node's log; `None` when it holds none there) stands in for the
+    /// durable entry.
+    fn replaced_from(&mut self, first: u64, term_before: Option<u64>) {
+        if let Some((index, _, handed_out_in)) = self.entry {
+            if index >= first {
+                self.entry = term_before.map(|t| (first - 1, t, handed_out_in));
+            }
+        }
+    }
+
     /// What a freshly recovered store holds: all of it is durable now. Its
     /// last entry counts as handed out in the entry's own term: a leader
     /// of any later term (the node's term on disk included: seed 169 of
@@ -210,6 +226,16 @@ impl Sim {
         let Some(g) = self.disk_group(id) else {
             return Ok(());
         };
+        if let Some(first) = rd.entries.first().map(|e| e.index) {
+            let node = self.nodes.get_mut(&id).expect("present");
+            let before = node
+                .rn
+                .as_ref()
+                .and_then(|rn| rn.entry_term(first.saturating_sub(1)));
+            if let Some(d) = node.disk.as_mut() {
+                d.durable.replaced_from(first, before);
+            }
+        }
         let mut b = raftlet_disk::WriteBatch::new();
         b.add_ready(g.id(), rd)
             .map_err(|e| host_err(self.now, format!("node {id}: add_ready: {e}")))?;
