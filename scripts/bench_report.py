@@ -921,61 +921,61 @@ rounds alternate which implementation goes first, so the ratio within
 each round, raftlet's run against the peer's run beside it, moves less
 than the ratio of the medians above. The table shows both ("within
 rounds": the median of the five rounds' ratios); the met column reads the
-ratio of medians.
+ratio of medians. This run fell in a slow period for several of
+raftlet's turns: its native B1 and B3 figures are 20-25% below the last
+run's while raft-rs's moved 6%, yet callgrind counts the same
+instructions (B3 +1.3%, B1 with coalescing off +0.1%) and nine
+alternating pairs of B3 on this code against the previous session's
+read 0.96x the time.
 
-- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** Met in this run (the ratio
-  within rounds too); in earlier runs it sat at the boundary (1.65× to
-  2.2×). By instructions raftlet does 2.6× less work per entry than
-  raft-rs's faster codec; what is left is dominated by work the
-  instruction count underrates: atomic reference-count operations on the
-  payloads (a clone into the Ready, into each follower's log, into the
-  committed entries, each tens of cycles) and the payload copies that the
-  rules require of every implementation.
-- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** Missed: about
-  1.1×. Six messages per entry; a fifth of the time is malloc (the
-  harness's one buffer per encoded message, freed in bursts that overflow
-  glibc's per-thread cache, as raft-rs's harness does; the decode copy of
-  each message's payloads), and the rest is spread over decoding,
-  encoding, storage bounds (each `term` lookup of a stable entry takes the
-  storage's lock three times) and progress lookups (now a linear scan, 2.4%
-  fewer instructions). 1.5× would need the per-message allocations of both
-  host and core gone (an encode arena per Ready, decoded entry vectors
-  recycled) and one storage lock per lookup.
-- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** Missed: one Ready
-  cycle and one allocation per proposal (the fresh payload the rules
-  require), 3.75k instructions against raft-rs's 4.67k; by time close to
-  raft-rs in this run (raft-rs's own figure moved from 853 to 700 ns
-  between two runs an hour apart). About a fifth of the process's CPU is
-  the kernel faulting in the growing log (the run never compacts), which
-  both pay. Half would need the per-proposal work itself halved: the Ready
-  record and its vectors, the committed entry read back from the storage,
-  the payload's allocation and copy.
+- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** Met (2.32×, within rounds
+  2.19×; 3.60× etcd). By instructions raftlet does 2.6× less work per
+  entry than raft-rs's faster codec; what is left is dominated by work
+  the instruction count underrates: atomic reference-count operations on
+  the payloads and the payload copies that the rules require of every
+  implementation.
+- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** Missed: 0.90×
+  (within rounds 0.98×; 1.12× in the last run). Six messages per entry.
+  By cachegrind at 100,000 entries raftlet executes 1.36× fewer
+  instructions than raft-rs and mispredicts 3× fewer branches, yet runs
+  only about 1.1× faster: both spend about a fifth of their time in
+  glibc's malloc slow paths (bursts of a round's messages overflow the
+  per-thread cache) and about an eighth in memmove. A stable entry's term
+  is now one storage read instead of three (1.6% fewer instructions).
+  1.5× would need the allocation pattern changed (an encode arena per
+  Ready, recycled message and entry vectors) rather than fewer
+  instructions.
+- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** Missed: 0.83× in
+  this run (within rounds 1.14×), 3.80k instructions against raft-rs's
+  4.67k, one allocation per proposal (the fresh payload the rules
+  require). Half would need the per-proposal work itself halved: the
+  Ready record and its vectors, the committed entry read back from the
+  storage, the payload's allocation and copy.
 - **B4 (≤ 1 KiB heap per idle group, ≤ 10 ns per tick + has_ready
-  sweep).** Met.
+  sweep).** Met: 1,016 B (unchanged by this round's safety fix, which
+  added 8 bytes to the node and took 8 from each Ready record), 8.6 ns.
 - **B6 (not a target).** Its CPU time to promote_max_lag stays ahead of
   raft-rs (the table above).
 - **B2 Go (via cgo beats etcd native).** Met on every row but B5 at one
-  read per round. B5 now runs half a second per measurement (it ran a
-  tenth, and every implementation's figure moved up to 2× between
-  rounds); etcd raft gains most from the longer run, and the row reads
-  0.72× (rounds 0.58× to 1.39×: two rounds above 1, three below). This
-  round halved its crossings (8 -> 4: an advance that changes nothing in
-  the node costs none) and cut the C ABI's round from 23.3k to 20.3k
-  instructions (the Ready made in its box, the box's arrays recycled in
-  place, small batches decoded straight into their step). What is left:
-  four Ready cycles of the C ABI (about 5k instructions each: taking,
-  encoding, viewing, writing and acknowledging a Ready, then freeing it),
-  four crossings, and the Go side of each; native Rust raftlet runs the
-  same round about 2x faster than etcd raft. Closing it needs a cheaper
-  C Ready cycle for a Ready of one or two small messages."""
+  read per round: 0.94× (0.72× in the last run; fifteen alternating pairs
+  outside `make bench` read 1.02×). This round took the locks and the
+  sync.Pool out of a Ready cycle's Go-side hand-offs (released readies and
+  handles in lock-free slots: the Go runtime's share of the round 5.8% ->
+  2.7%) and a storage lock out of a Ready with nothing to write. What is
+  left is spread thin: four Ready cycles of the C ABI (20.0k instructions
+  a round; native Rust raftlet takes 16.9k for the same round with its
+  own harness), four crossings, and about 1 µs of Go binding and harness
+  code; per message about 250 instructions to encode, 450 to decode, 600
+  to step and 250 to drop. No piece is above 8%; a margin needs the
+  per-message paths of the core cut (the 160-byte Message moved by value
+  through step: about 30 memcpy calls a round)."""
 
 PROFILE_NOTES = """\
 The changes of each round, with their before/after profiles, are in
-[perf-notes.md](perf-notes.md); this round's are its section 8: Go
-advances that change nothing without a crossing, the C Ready made in
-its box with its arrays and entry vectors recycled in place, small step
-batches decoded straight into their step, payloads in place from 513
-bytes, progress lookups by linear scan."""
+[perf-notes.md](perf-notes.md); this round's are its section 9: a
+stable entry's term in one storage read, the Go hand-offs of a Ready
+cycle in lock-free slots, no storage lock for a Ready with nothing to
+write, and where Go B5 at one read stands."""
 
 HARNESS_NOTES = """\
 Harness: bench/ (Rust) links raftlet and raft-rs and drives both through one
