@@ -72,7 +72,8 @@ pub struct Ready {
     /// and win an election the cluster's majority knows nothing of. A
     /// Ready that hands out such a change carries the hard state and
     /// [`Ready::must_sync`] to make that commit index durable with it; a
-    /// [`LightReady`] never hands one out.
+    /// [`LightReady`] (whose commit index is written unsynced) hands one
+    /// out only when a durable commit index covers it already.
     pub committed_entries: Vec<Entry>,
     /// Messages that may be sent at once, before or while this Ready is
     /// persisted: those whose safety needs nothing not yet durable (a
