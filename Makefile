@@ -60,6 +60,16 @@ sim-test: ## the simulator's fixed seed set and planted-bug tests (release build
 chaos: ## SEEDS simulator seeds (default 20000) on 2 threads; prints steps and faults per kind
 	$(CARGO) run --release -q -p raftlet-sim -- --seeds $(SEEDS) --threads 2
 
+SOAK_SEEDS ?= 4000
+SOAK_START ?= 200000
+.PHONY: soak
+soak: ## make chaos (SEEDS, mixed profile), then SOAK_SEEDS (4000) seeds of every other profile from seed SOAK_START: the long runs that found safety bugs the fixed seed sets missed (~15 min; not part of make test)
+	$(MAKE) chaos SEEDS=$(SEEDS)
+	for p in adversarial churn learners durability disk calm; do \
+	  echo "soak: profile $$p"; \
+	  $(CARGO) run --release -q -p raftlet-sim -- --seeds $(SOAK_SEEDS) --start $(SOAK_START) --threads 2 --profile $$p || exit 1; \
+	done
+
 .PHONY: fuzz
 fuzz: ## every cargo-fuzz target for FUZZ_SECONDS (default 60) each
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh

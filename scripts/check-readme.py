@@ -64,7 +64,7 @@ NO_RUN = {
     ),
     ("tests/sim/README.md", "make sim-test          # the fixed seed set + planted-bug tests (part of make test)"): (
         "`make sim-test` is already a prerequisite of make test, and `make chaos` "
-        "runs 20000 seeds (tens of minutes on 2 cores)"
+        "runs 20000 seeds and `make soak` 44000 (tens of minutes on 2 cores)"
     ),
 }
 
