@@ -813,10 +813,7 @@ impl<S: Storage> RawNode<S> {
         // applying one). So a Ready that hands one out makes the commit
         // durable with it: it carries the hard state and must be synced,
         // and the host applies the change only once the write is durable.
-        if committed_entries
-            .iter()
-            .any(|e| is_conf_change(e) && e.index > self.synced_commit)
-        {
+        if first_unsynced_conf_change(&committed_entries, self.synced_commit).is_some() {
             hard_state = Some(hs);
             must_sync = true;
         }
@@ -1049,10 +1046,7 @@ impl<S: Storage> RawNode<S> {
         // A configuration change not covered by a durable commit index
         // waits for a Ready that makes one durable (see `ready`): the
         // commit index reported here is written unsynced.
-        if let Some(at) = committed_entries
-            .iter()
-            .position(|e| is_conf_change(e) && e.index > self.synced_commit)
-        {
+        if let Some(at) = first_unsynced_conf_change(&committed_entries, self.synced_commit) {
             committed_entries.truncate(at);
         }
         #[cfg(feature = "bug-injection")]
@@ -1397,10 +1391,12 @@ fn accept_applying<S: Storage>(
     r.reduce_uncommitted_size(payloads_size(ents));
 }
 
-/// Whether `e` carries a configuration change.
-fn is_conf_change(e: &Entry) -> bool {
-    e.entry_type == crate::pb::EntryType::EntryConfChange
-        || e.entry_type == crate::pb::EntryType::EntryConfChangeV2
+/// The position in `ents` of the first configuration change that no
+/// durable commit index covers (above `synced_commit`), if any: such a
+/// change is handed out only in a Ready that makes one durable.
+fn first_unsynced_conf_change(ents: &[Entry], synced_commit: u64) -> Option<usize> {
+    ents.iter()
+        .position(|e| e.is_conf_change() && e.index > synced_commit)
 }
 
 /// A batch of committed entries handed out and not yet applied.

@@ -242,6 +242,20 @@ impl Entry {
     pub fn payload_size(&self) -> u64 {
         self.data().len() as u64
     }
+
+    /// Whether the entry carries a configuration change (`EntryConfChange`
+    /// or `EntryConfChangeV2`).
+    ///
+    /// ```
+    /// use raftlet::pb::{Entry, EntryType};
+    /// assert!(!Entry::new(1, 1, &b"x"[..]).is_conf_change());
+    /// let e = Entry { entry_type: EntryType::EntryConfChangeV2, ..Entry::default() };
+    /// assert!(e.is_conf_change());
+    /// ```
+    pub fn is_conf_change(&self) -> bool {
+        self.entry_type == EntryType::EntryConfChange
+            || self.entry_type == EntryType::EntryConfChangeV2
+    }
 }
 
 impl std::fmt::Debug for Entry {

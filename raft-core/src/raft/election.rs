@@ -4,7 +4,7 @@
 
 use super::{CampaignType, Raft, StateRole, CAMPAIGN_TRANSFER, INVALID_ID};
 use crate::logging::{rlog, Level};
-use crate::pb::{EntryType, Message, MessageType};
+use crate::pb::{Entry, Message, MessageType};
 use crate::quorum::VoteResult;
 use crate::storage::Storage;
 use crate::types::EntryId;
@@ -39,10 +39,7 @@ impl<S: Storage> Raft<S> {
         // A storage failure also ends it with an error: the committed,
         // unapplied range must be readable, so refuse to campaign then too.
         log.scan(lo, hi, log.max_applying_ents_size, |ents| {
-            if ents.iter().any(|e| {
-                e.entry_type == EntryType::EntryConfChange
-                    || e.entry_type == EntryType::EntryConfChangeV2
-            }) {
+            if ents.iter().any(Entry::is_conf_change) {
                 return Err(crate::Error::InvalidState("found".into()));
             }
             Ok(())

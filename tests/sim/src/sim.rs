@@ -1144,7 +1144,7 @@ impl Sim {
                 match node.apply_queue.front() {
                     Some((number, item)) => {
                         let wait = match item {
-                            Pending::Entry(e) if is_conf_change(e) => pipelined,
+                            Pending::Entry(e) if e.is_conf_change() => pipelined,
                             _ => gated,
                         };
                         if wait && *number > node.durable {
@@ -2937,8 +2937,3 @@ fn plant(_rn: &mut RawNode<AnyStorage>, bug: Bug) {
 
 /// Whether this build can plant bugs.
 pub const CAN_PLANT_BUGS: bool = cfg!(feature = "bug-injection");
-
-/// Whether `e` carries a configuration change.
-fn is_conf_change(e: &Entry) -> bool {
-    e.entry_type == EntryType::EntryConfChange || e.entry_type == EntryType::EntryConfChangeV2
-}

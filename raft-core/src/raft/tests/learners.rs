@@ -110,9 +110,7 @@ fn log_from(r: &TestRaft, lo: u64) -> Vec<Entry> {
 /// Applies every conf change among `ents` to `r`.
 fn apply_conf_changes(r: &mut TestRaft, ents: &[Entry]) {
     for e in ents {
-        if e.entry_type == EntryType::EntryConfChange
-            || e.entry_type == EntryType::EntryConfChangeV2
-        {
+        if e.is_conf_change() {
             let cc = ConfChangeI::from_entry(e).expect("decodes");
             r.apply_conf_change(&cc.as_v2()).expect("applies");
         }
