@@ -670,10 +670,11 @@ impl<S: Storage> RawNode<S> {
     pub fn read_index(&mut self, ctx: impl Into<Bytes>) -> Result<()> {
         self.touch();
         let mut m = Message::new(MessageType::MsgReadIndex, INVALID_ID, INVALID_ID);
-        m.entries.push(Entry {
+        // One entry: allocated at its size, not grown to four.
+        m.entries = vec![Entry {
             data: Some(ctx.into()),
             ..Entry::default()
-        });
+        }];
         self.raft.step(m)
     }
 
