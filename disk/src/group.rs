@@ -87,16 +87,7 @@ impl DiskGroup {
     /// # Errors
     /// I/O errors as [`DiskStore::write`].
     pub fn set_commit(&self, commit: u64) -> Result<()> {
-        let mut hs = self.hard_state();
-        if hs.commit >= commit {
-            return Ok(());
-        }
-        hs.commit = commit;
-        self.batch(|b| {
-            b.set_hard_state(self.id, &hs);
-            b.set_must_sync(false);
-            Ok(())
-        })
+        self.store.raise_commit(self.id, commit)
     }
 
     /// Sets the configuration [`Storage::initial_state`] reports (for a new

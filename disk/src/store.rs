@@ -656,6 +656,33 @@ impl DiskStore {
         Ok(())
     }
 
+    /// Raises `group`'s commit index to `commit` (nothing when it is there
+    /// already) in a record written without a sync ([`DiskGroup::set_commit`]).
+    /// The hard state is read and written back under the store's lock: read
+    /// outside it, a hard state saved by another thread in between (a new
+    /// term, a vote) would be written over by the older one read before it,
+    /// and a node restarted on that would have forgotten its vote.
+    ///
+    /// # Errors
+    /// I/O errors as [`DiskStore::write`].
+    pub(crate) fn raise_commit(&self, group: u64, commit: u64) -> Result<()> {
+        let mut inner = self.lock();
+        inner.check_failed()?;
+        let mut hs = inner
+            .groups
+            .get(&group)
+            .map(|g| g.hard_state)
+            .unwrap_or_default();
+        if hs.commit >= commit {
+            return Ok(());
+        }
+        hs.commit = commit;
+        let mut b = WriteBatch::new();
+        b.set_hard_state(group, &hs);
+        inner.validate(&b)?;
+        inner.commit(KIND_BATCH, &b.payload.buf, false).map(drop)
+    }
+
     /// Makes every write so far durable.
     ///
     /// # Errors

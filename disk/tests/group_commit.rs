@@ -154,3 +154,48 @@ fn a_failed_shared_sync_fails_every_waiter() {
         .unwrap_err()
         .is_fatal());
 }
+
+/// A commit raised (`set_commit`, what a light Ready's commit index asks
+/// for, written unsynced) while another thread saves the same group's hard
+/// state never writes back the term and vote it read before that save: a
+/// node restarted on them would have forgotten a vote it gave, and could
+/// give another in the same term. Two threads, one raising the commit, one
+/// saving hard states with rising terms; the term read back never falls
+/// below the last one saved.
+#[test]
+fn raising_the_commit_never_writes_back_an_older_term() {
+    use raftlet::pb::HardState;
+    let fs = FaultFs::new();
+    let store = open(&fs, small()).unwrap();
+    let g = store.group(1);
+    g.append(&entries(1, 1, 1, 1)).unwrap();
+    const ROUNDS: u64 = 4_000;
+    let raiser = {
+        let g = g.clone();
+        std::thread::spawn(move || {
+            for c in 1..=ROUNDS {
+                g.set_commit(c).unwrap();
+            }
+        })
+    };
+    let mut regressions = 0;
+    for term in 1..=ROUNDS {
+        let hs = HardState {
+            term,
+            vote: term % 3 + 1,
+            commit: 0,
+        };
+        g.set_hard_state(&hs).unwrap();
+        let now = g.hard_state();
+        if now.term < term || (now.term == term && now.vote != hs.vote) {
+            regressions += 1;
+        }
+    }
+    raiser.join().unwrap();
+    let last = g.hard_state();
+    assert_eq!(
+        regressions, 0,
+        "a saved term or vote was written over by an older one"
+    );
+    assert_eq!((last.term, last.vote), (ROUNDS, ROUNDS % 3 + 1));
+}
