@@ -236,10 +236,10 @@ impl Storage for AnyStorage {
         }
     }
 
-    fn term_checks_range(&self) -> bool {
+    fn checks_range(&self) -> bool {
         match self {
-            AnyStorage::Memory(m) => m.term_checks_range(),
-            AnyStorage::Disk(d) => d.term_checks_range(),
+            AnyStorage::Memory(m) => m.checks_range(),
+            AnyStorage::Disk(d) => d.checks_range(),
         }
     }
 

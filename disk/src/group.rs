@@ -230,9 +230,10 @@ impl Storage for DiskGroup {
         }
     }
 
-    fn term_checks_range(&self) -> bool {
-        // Group::term: Compacted below the compaction point, Unavailable
-        // past the last entry (a group not written yet is an empty one).
+    fn checks_range(&self) -> bool {
+        // Group::term and entries_into: Compacted below the compaction
+        // point, Unavailable past the last entry, `out` untouched on an
+        // error (a group not written yet is an empty one).
         true
     }
 

@@ -260,16 +260,16 @@ fn snapshot_files_are_replaced_and_removed_groups_leave_nothing() {
     assert!(store.groups().is_empty());
 }
 
-/// Why: a DiskGroup says its `term` checks the log's range itself
-/// (`Storage::term_checks_range`), so the node asks it directly without
-/// reading first_index and last_index first. Every index, for a group not
+/// Why: a DiskGroup says its `term` and `entries_into` check the log's
+/// range themselves (`Storage::checks_range`), so the node asks it
+/// directly without reading first_index and last_index first. Every index, for a group not
 /// written yet, one with entries and one compacted (before and after a
 /// restart), must get what the range rule says: Compacted below
 /// first_index - 1, Unavailable past last_index, the term in between.
 #[test]
-fn term_checks_the_range_itself() {
+fn reads_check_the_range_themselves() {
     let check = |what: &str, g: &dyn Storage| {
-        assert!(g.term_checks_range(), "{what}");
+        assert!(g.checks_range(), "{what}");
         let (first, last) = (g.first_index().unwrap(), g.last_index().unwrap());
         for i in 0..=last + 3 {
             let got = g.term(i);
@@ -285,6 +285,22 @@ fn term_checks_the_range_itself() {
                 );
             } else {
                 assert!(got.is_ok(), "{what}: term({i}) = {got:?}");
+            }
+        }
+        // Entries too: a read succeeds exactly when its range is in the
+        // log, and leaves `out` alone when it fails.
+        for lo in 0..=last + 2 {
+            for hi in lo + 1..=last + 3 {
+                let mut out = vec![entry(9, 99, 9)];
+                let got = g.entries_into(lo, hi, u64::MAX, &mut out);
+                let in_range = lo >= first && hi <= last + 1;
+                assert_eq!(
+                    got.is_ok(),
+                    in_range,
+                    "{what}: entries [{lo}, {hi}) = {got:?}"
+                );
+                let want = if in_range { (hi - lo) as usize + 1 } else { 1 };
+                assert_eq!(out.len(), want, "{what}: entries [{lo}, {hi})");
             }
         }
     };

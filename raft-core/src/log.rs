@@ -488,21 +488,22 @@ impl<S: Storage> RaftLog<S> {
         }
         // Below the unstable entries, with no unstable snapshot, the log's
         // range is the storage's own: a storage that checks that range
-        // itself answers in one read. (An unstable snapshot moves the log's
+        // itself (`Storage::checks_range`) answers in one read. (An unstable snapshot moves the log's
         // first index above the storage's; at and past the unstable
         // offset the storage may still hold entries the log replaced.)
-        if self.unstable.snapshot.is_none()
-            && i < self.unstable.offset
-            && self.store.term_checks_range()
+        if self.unstable.snapshot.is_none() && i < self.unstable.offset && self.store.checks_range()
         {
             return self.store.term(i);
+        }
+        // Past the end first: with unstable entries the last index is the
+        // log's own, while the first index is a storage read. (Both cannot
+        // hold: the first index is at most one past the last.)
+        if i > self.last_index() {
+            return Err(StorageError::Unavailable.into());
         }
         // The entry just before the first one keeps its term for matching.
         if i.saturating_add(1) < self.first_index() {
             return Err(StorageError::Compacted.into());
-        }
-        if i > self.last_index() {
-            return Err(StorageError::Unavailable.into());
         }
         self.store.term(i)
     }
@@ -617,6 +618,18 @@ impl<S: Storage> RaftLog<S> {
     /// Like [`RaftLog::slice`], appending to `out` (so callers can reuse
     /// a buffer). On error `out` may hold a prefix of the range.
     pub fn slice_into(&self, lo: u64, hi: u64, max_size: u64, out: &mut Vec<Entry>) -> Result<()> {
+        // Stable entries, with no unstable snapshot: the log's range there
+        // is the storage's own (as in `term`), so a storage that checks its
+        // range answers in one read. Its errors go the checked way below,
+        // which reports (or panics on) them as it always did.
+        if lo < hi
+            && hi <= self.unstable.offset
+            && self.unstable.snapshot.is_none()
+            && self.store.checks_range()
+            && self.store.entries_into(lo, hi, max_size, out).is_ok()
+        {
+            return Ok(());
+        }
         self.must_check_out_of_bounds(lo, hi)?;
         if lo == hi {
             return Ok(());
@@ -1412,8 +1425,8 @@ mod tests {
         }
     }
 
-    /// A MemoryStorage that does not say it checks `term`'s range, so that
-    /// the log checks it with `first_index` and `last_index` first.
+    /// A MemoryStorage that does not say it checks its ranges, so that the
+    /// log checks them with `first_index` and `last_index` first.
     struct Unchecked(MemoryStorage);
 
     impl Storage for Unchecked {
@@ -1437,14 +1450,14 @@ mod tests {
         }
     }
 
-    /// Why: `term` asks a storage that checks its own range directly,
-    /// skipping the log's range check; it must answer exactly as the
-    /// checked path does in every state of the log: entries only stable,
+    /// Why: `term` and `slice` ask a storage that checks its own ranges
+    /// directly, skipping the log's range checks; they must answer exactly
+    /// as the checked paths do in every state of the log: entries only stable,
     /// compacted ones, unstable entries that replace stale stored ones (a
     /// follower's truncation not yet written), an unstable snapshot above
     /// the storage's log, and an empty log.
     #[test]
-    fn term_fast_path_matches_the_checked_path() {
+    fn range_fast_paths_match_the_checked_paths() {
         // Builds the same log over both storages (stored with `build`,
         // then each change of `changes` made: a snapshot restored, entries
         // appended) and compares every index from 0 to past the end.
@@ -1455,7 +1468,7 @@ mod tests {
             build(&b);
             let mut fast = RaftLog::new(a, NO_LIMIT).unwrap();
             let mut checked = RaftLog::new(Unchecked(b), NO_LIMIT).unwrap();
-            assert!(fast.store.term_checks_range() && !checked.store.term_checks_range());
+            assert!(fast.store.checks_range() && !checked.store.checks_range());
             for (snap, ents) in changes {
                 if let Some(s) = snap {
                     fast.restore(s.clone());
@@ -1467,6 +1480,21 @@ mod tests {
             let end = fast.last_index().max(checked.last_index()) + 3;
             for i in 0..=end {
                 assert_eq!(fast.term(i), checked.term(i), "{what}: term({i})");
+            }
+            // Every range a slice may ask for (past the end panics on both
+            // paths), without a size limit and with two.
+            let last = checked.last_index();
+            assert_eq!(fast.last_index(), last, "{what}");
+            for lo in 0..=last + 1 {
+                for hi in lo..=last + 1 {
+                    for max in [NO_LIMIT, 0, 100] {
+                        assert_eq!(
+                            fast.slice(lo, hi, max),
+                            checked.slice(lo, hi, max),
+                            "{what}: slice({lo}, {hi}, {max})"
+                        );
+                    }
+                }
             }
         };
         let stable = |s: &MemoryStorage| s.wl().append(&ents_term_range(1, 1, 20)).unwrap();

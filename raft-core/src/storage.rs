@@ -69,15 +69,17 @@ pub trait Storage {
     /// [`StorageError::Unavailable`] above it.
     fn term(&self, idx: u64) -> Result<u64>;
 
-    /// Whether [`Storage::term`] is known to check its range exactly as
-    /// documented, with no other outcome than those: the log then asks it
-    /// for a stable entry's term directly, instead of reading
-    /// [`Storage::first_index`] and [`Storage::last_index`] first (three
-    /// reads of the storage, each taking its lock, for every term the log
-    /// needs from it). The default is `false`, which checks the range in
-    /// the log and is right for any implementation; [`MemoryStorage`] and
-    /// the library's durable storage say `true`.
-    fn term_checks_range(&self) -> bool {
+    /// Whether [`Storage::term`] and [`Storage::entries_into`] are known
+    /// to check their ranges exactly as documented, with no other outcome
+    /// than those (in particular, an entries read that succeeds was in
+    /// range). The log then asks the storage directly for a stable entry's
+    /// term, or for a range of stable entries, instead of reading
+    /// [`Storage::first_index`] and [`Storage::last_index`] first: three
+    /// reads of the storage, each taking its lock, become one. The default
+    /// is `false`, which checks the ranges in the log and is right for any
+    /// implementation; [`MemoryStorage`] and the library's durable storage
+    /// say `true`.
+    fn checks_range(&self) -> bool {
         false
     }
 
@@ -500,7 +502,7 @@ impl Storage for MemoryStorage {
         self.rl().term(idx)
     }
 
-    fn term_checks_range(&self) -> bool {
+    fn checks_range(&self) -> bool {
         true
     }
 

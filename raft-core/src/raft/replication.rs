@@ -35,6 +35,12 @@ impl<S: Storage> Raft<S> {
         if paused {
             return false;
         }
+        // Nothing past the end to send: answered before the reads of the
+        // previous entry's term and of the entries (storage reads, paid on
+        // every call of the loops that send until nothing is left).
+        if !send_if_empty && next > self.raft_log.last_index() {
+            return false;
+        }
         let prev_index = next - 1;
         let prev_term = match self.raft_log.term(prev_index) {
             Ok(t) => t,
@@ -460,7 +466,6 @@ impl<S: Storage> Raft<S> {
     }
 
     pub(crate) fn handle_append_response(&mut self, m: &Message) {
-        let first_index = self.raft_log.first_index();
         let pr = self.trk.get_mut(m.from).expect("checked by caller");
         // Any response from the peer shows it is alive (check-quorum).
         pr.recent_active = true;
@@ -492,7 +497,8 @@ impl<S: Storage> Raft<S> {
         }
         match pr.state {
             ProgressState::Probe => pr.become_replicate(),
-            ProgressState::Snapshot if pr.matched + 1 >= first_index => {
+            // (The first index is read only here: it is a storage read.)
+            ProgressState::Snapshot if pr.matched + 1 >= self.raft_log.first_index() => {
                 // The peer caught up through appends or a different snapshot
                 // than the one in flight: any snapshot that allows
                 // replication from our log is as good as ours.
