@@ -120,6 +120,11 @@ struct Node {
     /// Pipelined hosts: a durable Ready whose acknowledgement the host put
     /// off (the next acknowledgement covers it).
     pending_ack: Option<(Ready, (u64, u64))>,
+    /// Pipelined hosts: the snapshot index of a durable Ready whose put-off
+    /// acknowledgement a later Ready's took over (0 for none): that
+    /// snapshot is applied by the host and not yet reported durable, which
+    /// the weak-read check allows for as it does for `pending_ack`'s.
+    pending_ack_snapshot: u64,
     /// Pipelined hosts: no write lands before this time (a stalled disk).
     disk_stalled_until: u64,
     /// The node's term and vote as of the last Ready taken.
@@ -509,6 +514,7 @@ impl Sim {
             writes: VecDeque::new(),
             durable: 0,
             pending_ack: None,
+            pending_ack_snapshot: 0,
             disk_stalled_until: 0,
             seen_vote: (bs.hard_state.term, bs.hard_state.vote),
             acked_vote: (bs.hard_state.term, bs.hard_state.vote),
@@ -1520,6 +1526,7 @@ impl Sim {
         node.apply_queue.clear();
         node.writes.clear();
         node.pending_ack = None;
+        node.pending_ack_snapshot = 0;
         node.durable = 0;
         node.promo_views.clear();
         node.waiting_reads.clear();
@@ -1581,6 +1588,7 @@ impl Sim {
         node.apply_queue.clear();
         node.writes.clear();
         node.pending_ack = None;
+        node.pending_ack_snapshot = 0;
         node.promo_views.clear();
         node.waiting_reads.clear();
         node.state = NodeState::Removed;
@@ -2852,6 +2860,7 @@ fn snapshot_gap(node: &Node, reported: u64) -> bool {
                 .as_ref()
                 .and_then(|(rd, _)| rd.snapshot.as_ref().map(|s| s.metadata.index)),
         )
+        .chain((node.pending_ack_snapshot > 0).then_some(node.pending_ack_snapshot))
         .any(|i| i > reported && i <= node.applied);
     (queued && node.applied < reported) || (unacked && reported < node.applied)
 }

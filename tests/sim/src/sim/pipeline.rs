@@ -321,6 +321,14 @@ impl Sim {
                 // acknowledgement (which covers every earlier Ready).
                 self.stats.op("acks-put-off");
                 let node = self.nodes.get_mut(&id).expect("present");
+                if let Some((older, _)) = &node.pending_ack {
+                    // Its acknowledgement is this one's now; its snapshot,
+                    // if any, stays unreported until then.
+                    if let Some(s) = &older.snapshot {
+                        node.pending_ack_snapshot =
+                            node.pending_ack_snapshot.max(s.metadata.index);
+                    }
+                }
                 node.pending_ack = Some((rd, vote));
             } else {
                 self.nodes.get_mut(&id).expect("present").pending_ack = None;
@@ -336,6 +344,8 @@ impl Sim {
         let Some(node) = self.nodes.get_mut(&id) else {
             return Ok(());
         };
+        // This acknowledgement covers every earlier Ready.
+        node.pending_ack_snapshot = 0;
         let Some(rn) = node.rn.as_mut() else {
             return Ok(());
         };
