@@ -1403,7 +1403,8 @@ raftlet_result raftlet_storage_set_conf_state(struct raftlet_storage *storage,
                                               const uint64_t *learners,
                                               size_t learners_len);
 
-// Stores a hard state (term, vote, commit).
+// Stores a hard state (term, vote, commit). The stored commit index never
+// goes back: a lower commit keeps the stored one.
 // Returns RAFTLET_OK or RAFTLET_ERR_NULL_ARG.
 raftlet_result raftlet_storage_set_hard_state(struct raftlet_storage *storage,
                                               uint64_t term,
@@ -1524,7 +1525,13 @@ raftlet_result raftlet_storage_snapshot(const struct raftlet_storage *storage,
 // its log, hard state, configuration and snapshot survive a crash, and a
 // node created over it restarts from them. Each raftlet_storage_* write
 // call is durable when it returns (raftlet_storage_append_ready syncs when
-// the Ready must be synced). The directory is locked while any handle on
+// the Ready must be synced), but for two that need not be: a light
+// ready's commit index (written unsynced; the next synced write carries
+// it) and raftlet_storage_compact (a compaction lost in a crash only
+// keeps entries the snapshot covers; a restart takes the snapshot's index
+// as committed). The stored commit index never goes back: a hard state
+// whose commit is below the stored one (an older ready's, written after a
+// light ready's commit) keeps the stored commit. The directory is locked while any handle on
 // it is alive: open the other groups of the same directory with
 // raftlet_storage_open_group. On success `*storage_out` owns a new handle;
 // release it with raftlet_storage_free.

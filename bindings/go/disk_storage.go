@@ -8,7 +8,12 @@ import "runtime"
 // Config.Storage like one, but its log, hard state, configuration and
 // snapshot survive a crash and a node created over it restarts from them.
 // Each write method is durable when it returns (AppendReady syncs when the
-// Ready must be synced).
+// Ready must be synced), but for a light Ready's commit index (written
+// unsynced; the next synced write carries it) and Compact (a compaction
+// lost in a crash only keeps entries the snapshot covers, and a restart
+// takes the snapshot's index as committed). The stored commit index never
+// goes back: a hard state whose commit is below the stored one keeps the
+// stored commit.
 //
 // One store lives in one directory and serves any number of groups
 // (OpenGroup); the directory is locked while any storage of it is open, so

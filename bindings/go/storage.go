@@ -139,7 +139,8 @@ func (s *MemoryStorage) AppendReadyView(v ReadyView) error {
 	return err
 }
 
-// SetHardState saves the hard state (term, vote, commit).
+// SetHardState saves the hard state (term, vote, commit). The stored commit
+// index never goes back: a lower commit keeps the stored one.
 func (s *MemoryStorage) SetHardState(st raftpb.HardState) error {
 	p, err := s.ptr()
 	if err != nil {
@@ -189,7 +190,10 @@ func (s *MemoryStorage) ApplySnapshot(snap raftpb.Snapshot) error {
 }
 
 // CreateSnapshot records a snapshot of the state machine at index i (which
-// must be applied) holding data, with configuration cs (nil keeps the
+// must be applied, and covered by the commit index the storage holds: a
+// host that applies entries before their Ready's write lands snapshots
+// them once that write is done, as the storage may still hold an older
+// entry there whose term the snapshot would record) holding data, with configuration cs (nil keeps the
 // configuration held), and returns it. Follow with Compact to drop the
 // entries it covers. Errors: ErrSnapOutOfDate (i is not past the current
 // snapshot), ErrUnavailable (i is past the last index), ErrCompacted.

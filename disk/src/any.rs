@@ -40,14 +40,17 @@ impl AnyStorage {
         }
     }
 
-    /// Saves the hard state.
+    /// Saves the hard state. The stored commit index never goes back: a
+    /// lower one keeps the stored commit (as [`DiskGroup::set_hard_state`]).
     ///
     /// # Errors
     /// A disk store's I/O errors.
     pub fn set_hard_state(&self, hs: HardState) -> Result<()> {
         match self {
             AnyStorage::Memory(m) => {
-                m.wl().set_hard_state(hs);
+                let mut s = m.wl();
+                let commit = hs.commit.max(s.hard_state().commit);
+                s.set_hard_state(HardState { commit, ..hs });
                 Ok(())
             }
             AnyStorage::Disk(d) => Ok(d.set_hard_state(&hs)?),
@@ -87,7 +90,9 @@ impl AnyStorage {
     }
 
     /// Persists a Ready's snapshot, entries and hard state (on disk: one
-    /// record, synced when the Ready says so).
+    /// record, synced when the Ready says so). The stored commit index
+    /// never goes back: a Ready's hard state older than a commit index
+    /// written since (a light Ready's) keeps the newer commit.
     ///
     /// # Errors
     /// As [`AnyStorage::apply_snapshot`] and [`AnyStorage::append`].
@@ -105,7 +110,11 @@ impl AnyStorage {
                 }
                 s.append(&rd.entries)?;
                 if let Some(hs) = rd.hard_state {
-                    s.set_hard_state(hs);
+                    // The stored commit index never goes back (as on disk:
+                    // see `DiskStore::write`): a light Ready's commit
+                    // written before this older Ready's hard state stands.
+                    let commit = hs.commit.max(s.hard_state().commit);
+                    s.set_hard_state(HardState { commit, ..hs });
                 }
                 Ok(())
             }
@@ -255,6 +264,10 @@ impl Storage for AnyStorage {
             AnyStorage::Memory(m) => m.last_index(),
             AnyStorage::Disk(d) => d.last_index(),
         }
+    }
+
+    fn snapshot_index(&self) -> Result<u64> {
+        Ok(AnyStorage::snapshot_index(self))
     }
 
     fn snapshot(&self, request_index: u64, to: u64) -> Result<Snapshot> {

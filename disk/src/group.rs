@@ -48,7 +48,9 @@ impl DiskGroup {
     }
 
     /// Persists what `rd` asks for this group (its snapshot, entries and
-    /// hard state, as one record), synced if `rd.must_sync`. Afterwards the
+    /// hard state, as one record), synced if `rd.must_sync`. The stored
+    /// commit index never goes back: a Ready taken before a light Ready
+    /// whose commit was written since keeps that commit. Afterwards the
     /// host may send `rd.persisted_messages` and call `advance`.
     ///
     /// # Errors
@@ -68,7 +70,9 @@ impl DiskGroup {
         self.batch(|b| b.append(self.id, entries))
     }
 
-    /// Saves the hard state, durably.
+    /// Saves the hard state, durably. The stored commit index never goes
+    /// back: a hard state whose commit is below the stored one keeps the
+    /// stored commit (see [`DiskStore::write`]).
     ///
     /// # Errors
     /// I/O errors as [`DiskStore::write`].
@@ -239,6 +243,12 @@ impl Storage for DiskGroup {
 
     fn first_index(&self) -> raftlet::Result<u64> {
         Ok(self.with(|g| g.map_or(1, Group::first_index)))
+    }
+
+    fn snapshot_index(&self) -> raftlet::Result<u64> {
+        // The snapshot's record, not its compaction (which is not synced
+        // and may be behind it after a crash).
+        Ok(DiskGroup::snapshot_index(self))
     }
 
     fn last_index(&self) -> raftlet::Result<u64> {

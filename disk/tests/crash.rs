@@ -68,7 +68,12 @@ fn apply_model(m: &mut Model, gid: u64, op: &MOp) {
     let mut w = g.wl();
     match op {
         MOp::Append(ents) => w.append(ents).unwrap(),
-        MOp::HardState(hs) => w.set_hard_state(*hs),
+        // The store never lowers a stored commit index (a light Ready's
+        // commit stands when an older Ready's hard state is written).
+        MOp::HardState(hs) => {
+            let commit = hs.commit.max(w.hard_state().commit);
+            w.set_hard_state(HardState { commit, ..*hs })
+        }
         MOp::ConfState(_) | MOp::Remove => unreachable!(),
         MOp::ApplySnapshot(s) => w.apply_snapshot(s.clone()).unwrap(),
         MOp::Compact(i) => w.compact(*i).unwrap(),

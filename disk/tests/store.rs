@@ -318,3 +318,56 @@ fn reads_check_the_range_themselves() {
     let store = open(&fs, small()).unwrap();
     check("compacted, after a restart", &store.group(1));
 }
+
+/// Why: a host writes a light Ready's commit index (`set_commit`), then, in
+/// the order the Readies were taken, the hard state of a Ready taken before
+/// it, whose commit is older. The stored commit must not go back: a state
+/// machine made durable at the newer index would be refused at restart.
+/// Checked for a Ready persisted alone, for a batch of several groups (one
+/// lowered, one raised), for two hard states of one group in one batch,
+/// after a crash, and for the in-memory storage behind the same calls.
+#[test]
+fn a_stored_commit_never_goes_back() {
+    use raftlet::Ready;
+    use raftlet_disk::AnyStorage;
+    let ready = |term: u64, vote: u64, commit: u64| {
+        let mut rd = Ready::default();
+        rd.hard_state = Some(HardState { term, vote, commit });
+        rd.must_sync = true;
+        rd
+    };
+    let hs = |term: u64, vote: u64, commit: u64| HardState { term, vote, commit };
+    let fs = FaultFs::new();
+    let store = open(&fs, small()).unwrap();
+    let (g1, g2) = (store.group(1), store.group(2));
+    for g in [&g1, &g2] {
+        g.append(&entries(g.id(), 1, 10, 1)).unwrap();
+        g.set_hard_state(&hs(1, 1, 3)).unwrap();
+    }
+    g1.set_commit(7).unwrap();
+    g1.persist_ready(&ready(2, 2, 4)).unwrap();
+    assert_eq!(
+        g1.hard_state(),
+        hs(2, 2, 7),
+        "term and vote new, commit kept"
+    );
+    let mut b = WriteBatch::new();
+    b.add_ready(1, &ready(3, 1, 5)).unwrap();
+    b.add_ready(2, &ready(3, 1, 9)).unwrap();
+    b.add_ready(1, &ready(3, 1, 8)).unwrap();
+    b.add_ready(1, &ready(3, 1, 6)).unwrap();
+    store.write(&b).unwrap();
+    assert_eq!(g1.hard_state(), hs(3, 1, 8));
+    assert_eq!(g2.hard_state(), hs(3, 1, 9));
+    drop((g1, g2, store));
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, small()).unwrap();
+    assert_eq!(store.group(1).hard_state(), hs(3, 1, 8));
+    assert_eq!(store.group(2).hard_state(), hs(3, 1, 9));
+
+    let m = AnyStorage::Memory(MemoryStorage::new());
+    m.append(&entries(1, 1, 10, 1)).unwrap();
+    m.set_commit(7).unwrap();
+    m.persist_ready(&ready(2, 2, 4)).unwrap();
+    assert_eq!(m.hard_state(), hs(2, 2, 7));
+}

@@ -30,7 +30,13 @@ fn new_handle(inner: AnyStorage, storage_out: *mut *mut raftlet_storage) -> raft
 /// its log, hard state, configuration and snapshot survive a crash, and a
 /// node created over it restarts from them. Each raftlet_storage_* write
 /// call is durable when it returns (raftlet_storage_append_ready syncs when
-/// the Ready must be synced). The directory is locked while any handle on
+/// the Ready must be synced), but for two that need not be: a light
+/// ready's commit index (written unsynced; the next synced write carries
+/// it) and raftlet_storage_compact (a compaction lost in a crash only
+/// keeps entries the snapshot covers; a restart takes the snapshot's index
+/// as committed). The stored commit index never goes back: a hard state
+/// whose commit is below the stored one (an older ready's, written after a
+/// light ready's commit) keeps the stored commit. The directory is locked while any handle on
 /// it is alive: open the other groups of the same directory with
 /// raftlet_storage_open_group. On success `*storage_out` owns a new handle;
 /// release it with raftlet_storage_free.

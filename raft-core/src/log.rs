@@ -140,10 +140,21 @@ impl<S: Storage> RaftLog<S> {
     pub fn new(store: S, max_applying_ents_size: u64) -> Result<Self> {
         let first_index = store.first_index()?;
         let last_index = store.last_index()?;
+        // The snapshot held was taken of applied entries: they are
+        // committed, whatever the stored commit index says (it may lag:
+        // see `Storage::snapshot_index`). Applied stays where the log
+        // starts, as in etcd: the host says where its state machine is
+        // (`Config::applied`).
+        let snapshot_index = store.snapshot_index()?;
+        if snapshot_index > last_index.max(first_index - 1) {
+            return Err(Error::InvalidState(format!(
+                "the storage's snapshot at {snapshot_index} is past its log [{first_index}, {last_index}]"
+            )));
+        }
         Ok(RaftLog {
             store,
             unstable: Unstable::new(last_index + 1),
-            committed: first_index - 1,
+            committed: (first_index - 1).max(snapshot_index),
             applying: first_index - 1,
             applied: first_index - 1,
             max_applying_ents_size,

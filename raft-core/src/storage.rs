@@ -108,6 +108,26 @@ pub trait Storage {
     /// [`StorageError::SnapshotTemporarilyUnavailable`] while a snapshot is
     /// being prepared: the core asks again later.
     fn snapshot(&self, request_index: u64, to: u64) -> Result<Snapshot>;
+
+    /// The index of the snapshot held (0 for none), read when a node
+    /// starts: the entries up to it were applied, so they are committed,
+    /// even when the stored commit index lags behind it. That happens when
+    /// a host applies entries before their Ready's write lands (which the
+    /// Ready contract allows), takes a snapshot of that state, and crashes
+    /// before the hard state that commits them is written; or when the
+    /// snapshot was recorded and the compaction after it was lost.
+    ///
+    /// The default is the index just before [`Storage::first_index`]
+    /// (etcd's assumption: the snapshot sits where the log was
+    /// compacted), which is right for a storage that compacts, durably,
+    /// exactly at each snapshot it records. [`MemoryStorage`] and the
+    /// library's durable storage report the snapshot they hold.
+    ///
+    /// # Errors
+    /// As [`Storage::first_index`].
+    fn snapshot_index(&self) -> Result<u64> {
+        Ok(self.first_index()?.saturating_sub(1))
+    }
 }
 
 /// An in-memory [`Storage`] (etcd `MemoryStorage`).
@@ -248,6 +268,13 @@ impl MemoryStorageCore {
     /// at `index` when it changed since the previous snapshot; `None` keeps
     /// the configuration held. The log is not compacted: call
     /// [`MemoryStorageCore::compact`] for that.
+    ///
+    /// `index` must be applied and covered by the commit index the storage
+    /// holds (a Ready's hard state written, or a light Ready's commit): a
+    /// host that applies entries before their Ready's write lands
+    /// snapshots them once that write is done. Above the stored commit the
+    /// storage may still hold an older entry that the Ready in flight
+    /// replaces, and the snapshot would record that entry's term.
     ///
     /// # Errors
     /// [`StorageError::SnapshotOutOfDate`] if `index` is not past the
@@ -512,6 +539,10 @@ impl Storage for MemoryStorage {
 
     fn last_index(&self) -> Result<u64> {
         Ok(self.rl().last_index())
+    }
+
+    fn snapshot_index(&self) -> Result<u64> {
+        Ok(self.rl().snapshot.metadata.index)
     }
 
     fn snapshot(&self, _request_index: u64, _to: u64) -> Result<Snapshot> {

@@ -259,7 +259,11 @@ class MemoryStorage:
     ) -> Snapshot:
         """Records a snapshot of the state machine at ``index`` and returns it.
 
-        The log is not compacted: call ``compact`` for that.
+        The log is not compacted: call ``compact`` for that. ``index`` must
+        be applied and covered by the commit index the storage holds: a
+        host that applies entries before their ``Ready`` is persisted
+        snapshots them once it is (the storage may still hold an older
+        entry there, whose term the snapshot would record).
 
         Args:
             index: The last applied index the snapshot covers.
@@ -332,8 +336,11 @@ class DiskStorage:
     One group of a crash-safe store in a directory (created if needed),
     used like a ``MemoryStorage`` (pass it to ``RawNode``, then
     ``persist_ready`` after each ``Ready``), except that every write is
-    durable when the call returns and a node created over it after a
-    restart gets its log back. A context manager: ``with
+    durable when the call returns (but ``compact``: a compaction lost in a
+    crash only keeps entries the snapshot covers) and a node created over
+    it after a restart gets its log back. The stored commit index never
+    goes back: a hard state whose commit is below the stored one keeps the
+    stored commit. A context manager: ``with
     DiskStorage(path) as storage:`` closes it at the end. The directory is
     locked while the store is open (by this object, by ``open_group``
     ones, or by a node over one of them).
@@ -380,7 +387,8 @@ class DiskStorage:
             UnavailableError: The entries would leave a gap after the last one.
         """
     def set_hard_state(self, hard_state: HardState) -> None:
-        """Saves the hard state, durably.
+        """Saves the hard state, durably. The stored commit index never goes
+        back: a lower commit keeps the stored one.
 
         Args:
             hard_state: The term, vote and commit index to save.
@@ -414,6 +422,9 @@ class DiskStorage:
         self, index: int, conf_state: "ConfState | None" = None, data: "_BytesLike | None" = None
     ) -> Snapshot:
         """Records a snapshot of the state machine at ``index`` and returns it, durably.
+
+        ``index`` must be applied and covered by the commit index the
+        storage holds (see ``MemoryStorage.create_snapshot``).
 
         Args:
             index: The applied index the snapshot covers.
