@@ -37,6 +37,8 @@ mod storage;
 mod storage_disk;
 #[cfg(test)]
 mod tests_bindings;
+#[cfg(test)]
+mod tests_power_loss;
 mod version;
 
 pub use bulk::*;
