@@ -38,20 +38,7 @@ pub struct WriteBatch {
     pub(crate) payload: PayloadWriter,
     pub(crate) changes: Vec<(u64, Change)>,
     pub(crate) snapshots: Vec<(u64, Snapshot)>,
-    /// Each hard state in the payload, in order: its group, the state, and
-    /// where its operation sits in the payload (so that the store can write
-    /// it with the commit index it already holds, never a lower one).
-    pub(crate) hard_states: Vec<HardStateOp>,
     pub(crate) must_sync: bool,
-}
-
-/// A hard-state operation of a [`WriteBatch`] and its bytes in the payload.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct HardStateOp {
-    pub(crate) group: u64,
-    pub(crate) hs: HardState,
-    pub(crate) start: usize,
-    pub(crate) end: usize,
 }
 
 impl WriteBatch {
@@ -96,7 +83,6 @@ impl WriteBatch {
         self.payload.buf.clear();
         self.changes.clear();
         self.snapshots.clear();
-        self.hard_states.clear();
         self.must_sync = false;
     }
 
@@ -187,20 +173,18 @@ impl WriteBatch {
         self.must_sync = true;
     }
 
-    fn mark(&self) -> (usize, usize, usize, usize) {
+    fn mark(&self) -> (usize, usize, usize) {
         (
             self.payload.buf.len(),
             self.changes.len(),
             self.snapshots.len(),
-            self.hard_states.len(),
         )
     }
 
-    fn rewind(&mut self, (p, c, s, h): (usize, usize, usize, usize)) {
+    fn rewind(&mut self, (p, c, s): (usize, usize, usize)) {
         self.payload.buf.truncate(p);
         self.changes.truncate(c);
         self.snapshots.truncate(s);
-        self.hard_states.truncate(h);
     }
 
     fn push_entries(&mut self, group: u64, entries: &[Entry]) -> Result<()> {
@@ -236,15 +220,8 @@ impl WriteBatch {
     }
 
     fn push_hard_state(&mut self, group: u64, hs: &HardState) {
-        let start = self.payload.buf.len();
         self.payload.hard_state(group, hs);
         self.changes.push((group, Change::State));
-        self.hard_states.push(HardStateOp {
-            group,
-            hs: *hs,
-            start,
-            end: self.payload.buf.len(),
-        });
     }
 
     fn push_snapshot(&mut self, group: u64, snapshot: &Snapshot) {

@@ -416,7 +416,14 @@ fn apply_op(
                 term: e.term,
             }));
         }
-        Op::HardState(hs) => g.hard_state = hs,
+        // A stored commit index never goes back (see `DiskStore::write`):
+        // the same rule when the record is written and when it is replayed.
+        Op::HardState(hs) => {
+            g.hard_state = HardState {
+                commit: hs.commit.max(g.hard_state.commit),
+                ..hs
+            }
+        }
         Op::ConfState(cs) => g.snapshot.conf_state = cs,
         Op::SnapshotApply(meta) => {
             g.entries = VecDeque::new();
@@ -617,9 +624,11 @@ impl DiskStore {
     /// record written before it. Snapshot files are written
     /// and synced first. Nothing is written if any operation does not fit
     /// its group's log. A hard state whose commit index is below its
-    /// group's stored one is written with the stored commit: a stored
-    /// commit index never goes back (a light Ready's commit written before
-    /// the hard state of a Ready taken earlier stands).
+    /// group's stored one keeps the stored commit: a stored commit index
+    /// never goes back (a light Ready's commit written before the hard
+    /// state of a Ready taken earlier stands). The record holds what was
+    /// written; the rule applies as it is applied to the index, when it is
+    /// written and when it is replayed at recovery.
     ///
     /// # Errors
     /// [`DiskError::Storage`] for an operation that does not fit (entries
@@ -643,18 +652,10 @@ impl DiskStore {
             )));
         }
         inner.validate(batch)?;
-        let kept = inner.keep_commits(batch);
-        let payload = kept.as_deref().unwrap_or(&batch.payload.buf);
-        if payload.len() > MAX_PAYLOAD {
-            return Err(DiskError::InvalidInput(format!(
-                "batch of {} bytes exceeds the record limit of {MAX_PAYLOAD}",
-                payload.len()
-            )));
-        }
         for (gid, snap) in &batch.snapshots {
             inner.write_snapshot_file(*gid, snap)?;
         }
-        let (seq, superseded) = inner.commit(KIND_BATCH, payload, false)?;
+        let (seq, superseded) = inner.commit(KIND_BATCH, &batch.payload.buf, false)?;
         if !batch.must_sync() {
             return Ok(());
         }
@@ -932,61 +933,6 @@ impl Inner {
         r.map_err(|e| self.fail(DiskError::io("sync", &path, &e)))?;
         self.synced_seq = self.next_seq - 1;
         Ok(())
-    }
-
-    /// The batch's payload with every hard state that would lower its
-    /// group's stored commit index written with that index instead, or
-    /// `None` when none would. A stored commit index never goes back: a
-    /// host writes a light Ready's commit index (`DiskGroup::set_commit`)
-    /// and then, in order, the hard state of a Ready taken before it, whose
-    /// commit is older; a state machine made durable meanwhile at the
-    /// newer index would otherwise be refused at restart ("applied must
-    /// not be greater than the stored commit"). A commit index is never
-    /// above a log its node keeps: no write of a correct node truncates
-    /// committed entries. (A group removed in the batch starts over.)
-    fn keep_commits(&self, batch: &WriteBatch) -> Option<Vec<u8>> {
-        let mut commits: Vec<(u64, u64)> = Vec::new();
-        let mut raise: Vec<(usize, u64)> = Vec::new();
-        for (i, op) in batch.hard_states.iter().enumerate() {
-            if batch
-                .changes
-                .iter()
-                .any(|&(g, c)| g == op.group && c == Change::Remove)
-            {
-                continue;
-            }
-            let at = match commits.iter().position(|&(g, _)| g == op.group) {
-                Some(at) => at,
-                None => {
-                    let stored = self
-                        .groups
-                        .get(&op.group)
-                        .map_or(0, |g| g.hard_state.commit);
-                    commits.push((op.group, stored));
-                    commits.len() - 1
-                }
-            };
-            let held = commits[at].1;
-            if op.hs.commit < held {
-                raise.push((i, held));
-            } else {
-                commits[at].1 = op.hs.commit;
-            }
-        }
-        if raise.is_empty() {
-            return None;
-        }
-        let buf = &batch.payload.buf;
-        let mut w = PayloadWriter::default();
-        let mut from = 0;
-        for (i, commit) in raise {
-            let op = &batch.hard_states[i];
-            w.buf.extend_from_slice(&buf[from..op.start]);
-            w.hard_state(op.group, &HardState { commit, ..op.hs });
-            from = op.end;
-        }
-        w.buf.extend_from_slice(&buf[from..]);
-        Some(w.buf)
     }
 
     fn validate(&self, batch: &WriteBatch) -> Result<()> {
