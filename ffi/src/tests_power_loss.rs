@@ -118,6 +118,17 @@ const SETTLE_PROPOSALS: usize = 3;
 /// splitmix64.
 struct Rng(u64);
 
+/// raftlet_node_ready_persisted and raftlet_node_ready_flat.
+type TakeFn = unsafe extern "C" fn(
+    *mut raftlet_node,
+    *mut raftlet_storage,
+    bool,
+    *mut *mut raftlet_ready,
+    *mut *const crate::ready::raftlet_ready_flat,
+    *mut raftlet_result,
+    *mut bool,
+) -> raftlet_result;
+
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -1156,18 +1167,26 @@ impl Sim {
         }
     }
 
-    /// Style (A): raftlet_node_ready_persisted, then everything at once.
-    fn take_a(&mut self, i: usize) -> Res {
-        let h = &self.hosts[i];
-        let (id, node, storage) = (h.id, h.node, h.storage);
+    /// Takes a ready with `take` (raftlet_node_ready_persisted or
+    /// raftlet_node_ready_flat, which share their arguments), asking for one
+    /// only if the node has one nine times in ten: the ready, a copy of its
+    /// view and the outcome of its write, or `None` when none was taken.
+    fn take_with(
+        &mut self,
+        node: *mut raftlet_node,
+        storage: *mut raftlet_storage,
+        take: TakeFn,
+        name: &str,
+    ) -> Res<Option<(*mut raftlet_ready, Taken, raftlet_result)>> {
         let only_if_ready = self.rng.percent(90);
         let mut rd = ptr::null_mut();
         let mut flat = ptr::null();
         let mut persist = RAFTLET_OK;
         let mut has = false;
-        // SAFETY: live handles; local outputs.
+        // SAFETY: live handles (or a NULL storage where `take` allows
+        // one); local outputs.
         let rc = unsafe {
-            raftlet_node_ready_persisted(
+            take(
                 node,
                 storage,
                 only_if_ready,
@@ -1177,13 +1196,28 @@ impl Sim {
                 &mut has,
             )
         };
-        ok("raftlet_node_ready_persisted", rc)?;
+        ok(name, rc)?;
         if rd.is_null() {
-            return Ok(());
+            return Ok(None);
         }
-        self.stats.readies_a += 1;
         // SAFETY: the view of the ready just taken.
-        let mut t = unsafe { copy_view(flat) };
+        Ok(Some((rd, unsafe { copy_view(flat) }, persist)))
+    }
+
+    /// Style (A): raftlet_node_ready_persisted, then everything at once.
+    fn take_a(&mut self, i: usize) -> Res {
+        let h = &self.hosts[i];
+        let (id, node, storage) = (h.id, h.node, h.storage);
+        let Some((rd, mut t, persist)) = self.take_with(
+            node,
+            storage,
+            raftlet_node_ready_persisted,
+            "raftlet_node_ready_persisted",
+        )?
+        else {
+            return Ok(());
+        };
+        self.stats.readies_a += 1;
         // Kept before anything can fail, so that a crash frees it. Its
         // write is acknowledged unless it holds a snapshot (every ready
         // before it was advanced).
@@ -1236,30 +1270,16 @@ impl Sim {
         } else {
             ptr::null_mut()
         };
-        let only_if_ready = self.rng.percent(90);
-        let mut rd = ptr::null_mut();
-        let mut flat = ptr::null();
-        let mut persist = RAFTLET_OK;
-        let mut has = false;
-        // SAFETY: live handles (or NULL storage); local outputs.
-        let rc = unsafe {
-            raftlet_node_ready_flat(
-                node,
-                storage,
-                only_if_ready,
-                &mut rd,
-                &mut flat,
-                &mut persist,
-                &mut has,
-            )
-        };
-        ok("raftlet_node_ready_flat", rc)?;
-        if rd.is_null() {
+        let Some((rd, mut t, persist)) = self.take_with(
+            node,
+            storage,
+            raftlet_node_ready_flat,
+            "raftlet_node_ready_flat",
+        )?
+        else {
             return Ok(());
-        }
+        };
         self.stats.readies_b += 1;
-        // SAFETY: the view of the ready just taken.
-        let mut t = unsafe { copy_view(flat) };
         self.ev(format!(
             "n{id} ready_flat{}:{}",
             if with_storage { " (written)" } else { "" },
