@@ -325,8 +325,7 @@ impl Sim {
                     // Its acknowledgement is this one's now; its snapshot,
                     // if any, stays unreported until then.
                     if let Some(s) = &older.snapshot {
-                        node.pending_ack_snapshot =
-                            node.pending_ack_snapshot.max(s.metadata.index);
+                        node.pending_ack_snapshot = node.pending_ack_snapshot.max(s.metadata.index);
                     }
                 }
                 node.pending_ack = Some((rd, vote));
