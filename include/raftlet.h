@@ -1454,6 +1454,12 @@ raftlet_result raftlet_storage_apply_snapshot(struct raftlet_storage *storage,
 // Records a snapshot of the state machine at `index` (which must be
 // applied) with the host's `data`, keeping the storage's current
 // configuration. Follow with raftlet_storage_compact to drop old entries.
+// `index` must also be covered by the commit index the storage holds (a
+// ready's hard state written, or a light ready's commit): a host that
+// applies entries before their ready's write lands snapshots them once
+// that write is done. Above the stored commit the storage may still hold
+// an older entry that the ready in flight replaces, and the snapshot
+// would record that entry's term.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE,
 // RAFTLET_ERR_COMPACTED or RAFTLET_ERR_UNAVAILABLE.
 raftlet_result raftlet_storage_create_snapshot(struct raftlet_storage *storage,
