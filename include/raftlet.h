@@ -1459,7 +1459,8 @@ raftlet_result raftlet_storage_apply_snapshot(struct raftlet_storage *storage,
 // applies entries before their ready's write lands snapshots them once
 // that write is done. Above the stored commit the storage may still hold
 // an older entry that the ready in flight replaces, and the snapshot
-// would record that entry's term.
+// would record that entry's term: such an index is refused with
+// RAFTLET_ERR_UNAVAILABLE, as one past the last entry is.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE,
 // RAFTLET_ERR_COMPACTED or RAFTLET_ERR_UNAVAILABLE.
 raftlet_result raftlet_storage_create_snapshot(struct raftlet_storage *storage,

@@ -189,14 +189,15 @@ func (s *MemoryStorage) ApplySnapshot(snap raftpb.Snapshot) error {
 	return err
 }
 
-// CreateSnapshot records a snapshot of the state machine at index i (which
-// must be applied, and covered by the commit index the storage holds: a
-// host that applies entries before their Ready's write lands snapshots
-// them once that write is done, as the storage may still hold an older
-// entry there whose term the snapshot would record) holding data, with configuration cs (nil keeps the
-// configuration held), and returns it. Follow with Compact to drop the
-// entries it covers. Errors: ErrSnapOutOfDate (i is not past the current
-// snapshot), ErrUnavailable (i is past the last index), ErrCompacted.
+// CreateSnapshot records a snapshot of the state machine at index i
+// holding data, with configuration cs (nil keeps the configuration held),
+// and returns it. Follow with Compact to drop the entries it covers. i must
+// be applied and covered by the commit index the storage holds: a host
+// that applies entries before their Ready's write lands snapshots them
+// once that write is done, as the storage may still hold an older entry
+// there, whose term the snapshot would record. Errors: ErrSnapOutOfDate (i
+// is not past the current snapshot), ErrUnavailable (i is past the last
+// index, or past the commit index the storage holds), ErrCompacted.
 func (s *MemoryStorage) CreateSnapshot(i uint64, cs *raftpb.ConfState, data []byte) (raftpb.Snapshot, error) {
 	p, err := s.ptr()
 	if err != nil {

@@ -294,7 +294,8 @@ pub unsafe extern "C" fn raftlet_storage_apply_snapshot(
 /// applies entries before their ready's write lands snapshots them once
 /// that write is done. Above the stored commit the storage may still hold
 /// an older entry that the ready in flight replaces, and the snapshot
-/// would record that entry's term.
+/// would record that entry's term: such an index is refused with
+/// RAFTLET_ERR_UNAVAILABLE, as one past the last entry is.
 /// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_SNAPSHOT_OUT_OF_DATE,
 /// RAFTLET_ERR_COMPACTED or RAFTLET_ERR_UNAVAILABLE.
 #[no_mangle]
@@ -307,6 +308,9 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot(
     ffi_boundary!({
         check_null!(storage);
         let d = c_slice!(data, data_len, "data");
+        if let Err(rc) = check_snapshot_committed(st(storage), index) {
+            return rc;
+        }
         code(&st(storage).inner.create_snapshot(
             index,
             None,
@@ -400,6 +404,30 @@ pub unsafe extern "C" fn raftlet_storage_append_entries(
     })
 }
 
+/// Refuses a snapshot at `index` above what the storage holds as
+/// committed (its hard state's commit, or the snapshot it holds): the
+/// entry stored there may be an older one that a ready in flight replaces.
+/// The storage's own refusals (out of date, compacted, past the end) come
+/// first, with their codes. The commit only rises, so a check that passes
+/// stays true for the write after it.
+fn check_snapshot_committed(store: &raftlet_storage, index: u64) -> Result<(), raftlet_result> {
+    let s = &store.inner;
+    let covered = s.hard_state().commit.max(s.snapshot_index());
+    if index <= covered {
+        return Ok(());
+    }
+    match raftlet_core::Storage::term(s, index) {
+        Err(e) => Err(from_error(&e)),
+        Ok(_) => Err(fail(
+            RAFTLET_ERR_UNAVAILABLE,
+            format!(
+                "index {index} is past the storage's commit index ({covered}): snapshot it \
+                 once the ready that commits it is written"
+            ),
+        )),
+    }
+}
+
 /// Records a snapshot as raftlet_storage_create_snapshot does, with the
 /// configuration at `index`: `conf_state` is a raftpb-encoded ConfState
 /// (what raftlet_node_apply_conf_change returns), or NULL (with length 0)
@@ -430,6 +458,9 @@ pub unsafe extern "C" fn raftlet_storage_create_snapshot_with_conf_state(
             }
         };
         let d = c_slice!(data, data_len, "data");
+        if let Err(rc) = check_snapshot_committed(st(storage), index) {
+            return rc;
+        }
         code(
             &st(storage)
                 .inner

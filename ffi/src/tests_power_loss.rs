@@ -47,8 +47,9 @@
 //! * The state machine is snapshotted at its applied index
 //!   (raftlet_storage_create_snapshot) whenever the host likes, once it has
 //!   written the light commits it owes and the stored commit covers that
-//!   index (the header's rule), and the log compacted up to that index or
-//!   a little before (raftlet_storage_compact); a leader's
+//!   index (the header's rule; asked earlier, the library must refuse),
+//!   and the log compacted up to that index or a little before
+//!   (raftlet_storage_compact); a leader's
 //!   snapshot message is reported with raftlet_node_report_snapshot.
 //! * Every one of those is a step of its own: a crash may come between any
 //!   two (after the early messages left but before the write, after the
@@ -1077,6 +1078,21 @@ impl Sim {
             .as_ref()
             .map_or(0, |st| st.group(GROUP).hard_state().commit);
         if index > stored_commit {
+            if self.rng.percent(50) {
+                // The library refuses it too, and changes nothing.
+                let data = snapshot_data(index, self.hosts[i].digest);
+                // SAFETY: a live storage; `data` readable for the call.
+                let rc = unsafe {
+                    raftlet_storage_create_snapshot(storage, index, data.as_ptr(), data.len())
+                };
+                if rc != RAFTLET_ERR_UNAVAILABLE {
+                    return Err(format!(
+                        "n{id}: a snapshot at {index}, past the stored commit \
+                         ({stored_commit}), got {}",
+                        failed("raftlet_storage_create_snapshot", rc)
+                    ));
+                }
+            }
             self.ev(format!(
                 "n{id} snapshot at {index}: waits for the stored commit ({stored_commit})"
             ));

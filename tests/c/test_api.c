@@ -840,6 +840,11 @@ static void test_bulk_helpers(void) {
     EXPECT_RC(raftlet_storage_create_snapshot_with_conf_state(st, 9, cs_one, sizeof cs_one,
                                                               B("s"), 1),
               RAFTLET_ERR_UNAVAILABLE);
+    /* Not covered by the stored commit yet: refused, nothing changes. */
+    EXPECT_RC(raftlet_storage_create_snapshot_with_conf_state(st, 1, cs_one, sizeof cs_one,
+                                                              B("s"), 1),
+              RAFTLET_ERR_UNAVAILABLE);
+    EXPECT_OK(raftlet_storage_set_hard_state(st, 1, 0, 1));
     EXPECT_OK(raftlet_storage_create_snapshot_with_conf_state(st, 1, cs_one, sizeof cs_one,
                                                               B("s"), 1));
     EXPECT_RC(raftlet_storage_create_snapshot_with_conf_state(st, 1, cs_one, sizeof cs_one,
@@ -1038,6 +1043,11 @@ static void test_storage(void) {
 
     /* Snapshots and compaction. */
     EXPECT_RC(raftlet_storage_create_snapshot(st, 9, B("d"), 1), RAFTLET_ERR_UNAVAILABLE);
+    /* Above the stored commit the storage may hold an entry a ready in
+     * flight replaces (as the conflicting entry above did): refused. */
+    EXPECT_OK(raftlet_storage_set_hard_state(st, 2, 0, 1));
+    EXPECT_RC(raftlet_storage_create_snapshot(st, 2, B("d"), 1), RAFTLET_ERR_UNAVAILABLE);
+    EXPECT_OK(raftlet_storage_set_hard_state(st, 2, 0, 4));
     /* Compacted without a snapshot: index 1 is past the snapshot (0) but
      * its entry is gone. */
     EXPECT_OK(raftlet_storage_compact(st, 2));
