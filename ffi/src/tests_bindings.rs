@@ -356,6 +356,8 @@ fn storage_create_snapshot_with_conf_state_and_read_it_back() {
             raftlet_storage_append_entries(s, buf.as_ptr(), buf.len()),
             RAFTLET_OK
         );
+        // A snapshot is taken only of what the storage holds committed.
+        assert_eq!(raftlet_storage_set_hard_state(s, 4, 0, 4), RAFTLET_OK);
         let cs = ConfState::from_voters(vec![1, 2, 3]).encode_to_vec();
         assert_eq!(
             raftlet_storage_create_snapshot_with_conf_state(
