@@ -116,6 +116,11 @@ pub fn raft_err(e: Error) -> PyErr {
     }
 }
 
+/// `UnavailableError` with `msg`.
+pub fn unavailable(msg: &str) -> PyErr {
+    UNAVAILABLE.err(msg)
+}
+
 /// `ReadyStaleError` with `msg`.
 pub fn ready_stale(msg: &str) -> PyErr {
     READY_STALE.err(msg)

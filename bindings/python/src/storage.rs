@@ -5,7 +5,7 @@ use pyo3::types::PyList;
 use raftlet::{MemoryStorage, Storage};
 
 use crate::convert::{BytesArg, U64};
-use crate::errors::IntoPy;
+use crate::errors::{unavailable, IntoPy};
 use crate::types::{entry_list, PyConfState, PyEntry, PyHardState, PySnapshot};
 
 /// An in-memory log, snapshot and hard state (etcd ``MemoryStorage``).
@@ -103,7 +103,9 @@ impl PyMemoryStorage {
     /// compacted: call ``compact`` for that.
     ///
     /// Raises ``SnapshotOutOfDateError`` if ``index`` is not past the
-    /// current snapshot, ``UnavailableError`` if it is past the last entry,
+    /// current snapshot, ``UnavailableError`` if it is past the last entry
+    /// or past the commit index the storage holds (the entry stored there
+    /// may be an older one that a Ready in flight replaces),
     /// ``CompactedError`` if its entry was compacted away and
     /// ``ConfChangeRefusedError`` if ``conf_state`` is invalid (as for
     /// ``set_conf_state``).
@@ -114,6 +116,18 @@ impl PyMemoryStorage {
         conf_state: Option<PyRef<'_, PyConfState>>,
         data: Option<BytesArg>,
     ) -> PyResult<PySnapshot> {
+        let covered = {
+            let core = self.inner.rl();
+            core.hard_state()
+                .commit
+                .max(core.snapshot_ref().metadata.index)
+        };
+        check_snapshot_committed(
+            index.0,
+            covered,
+            conf_state.as_ref().map(|c| &c.inner),
+            |i| self.inner.term(i),
+        )?;
         let snap = self
             .inner
             .wl()
@@ -200,4 +214,30 @@ impl PyMemoryStorage {
             hs.term, hs.commit
         )
     }
+}
+
+/// Refuses a snapshot at `index` above what the storage holds as committed
+/// (`covered`: its hard state's commit, or the snapshot it holds), as the C
+/// ABI does: the entry stored there may be an older one that a Ready in
+/// flight replaces, and the snapshot would record its term. The storage's
+/// own refusals come first (an invalid configuration, a compacted entry,
+/// an index past the end); the commit only rises, so a check that passes
+/// stays true for the write after it.
+pub(crate) fn check_snapshot_committed(
+    index: u64,
+    covered: u64,
+    cs: Option<&raftlet::pb::ConfState>,
+    term: impl FnOnce(u64) -> raftlet::Result<u64>,
+) -> PyResult<()> {
+    if index <= covered {
+        return Ok(());
+    }
+    if let Some(cs) = cs {
+        raftlet::validate::check_conf_state(cs).py()?;
+    }
+    term(index).py()?;
+    Err(unavailable(&format!(
+        "index {index} is past the storage's commit index ({covered}): snapshot it once \
+         the Ready that commits it is persisted"
+    )))
 }

@@ -118,6 +118,13 @@ def test_entries_errors() -> None:
 
 def test_create_snapshot_and_apply_snapshot() -> None:
     s = storage_with(1, [1, 1, 2, 2])
+    # Only what the storage holds committed: above that the entry stored
+    # may be an older one that a Ready in flight replaces.
+    s.set_hard_state(HardState(term=2, vote=1, commit=2))
+    with pytest.raises(UnavailableError, match="commit index"):
+        s.create_snapshot(3)
+    assert s.snapshot().index == 0
+    s.set_hard_state(HardState(term=2, vote=1, commit=4))
     snap = s.create_snapshot(3, ConfState(voters=[1, 2]), b"state@3")
     assert (snap.index, snap.term, snap.data) == (3, 2, b"state@3")
     assert snap.conf_state == ConfState(voters=[1, 2])
@@ -139,6 +146,7 @@ def test_create_snapshot_and_apply_snapshot() -> None:
 
 def test_create_snapshot_of_a_compacted_entry() -> None:
     s = storage_with(1, [1, 1, 1, 1, 1])
+    s.set_hard_state(HardState(term=1, vote=1, commit=5))
     s.create_snapshot(2)
     s.compact(4)
     with pytest.raises(CompactedError):

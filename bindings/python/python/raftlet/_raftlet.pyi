@@ -260,10 +260,11 @@ class MemoryStorage:
         """Records a snapshot of the state machine at ``index`` and returns it.
 
         The log is not compacted: call ``compact`` for that. ``index`` must
-        be applied and covered by the commit index the storage holds: a
-        host that applies entries before their ``Ready`` is persisted
-        snapshots them once it is (the storage may still hold an older
-        entry there, whose term the snapshot would record).
+        be applied and covered by the commit index the storage holds
+        (``UnavailableError`` otherwise): a host that applies entries
+        before their ``Ready`` is persisted snapshots them once it is (the
+        storage may still hold an older entry there, whose term the
+        snapshot would record).
 
         Args:
             index: The last applied index the snapshot covers.
@@ -424,7 +425,8 @@ class DiskStorage:
         """Records a snapshot of the state machine at ``index`` and returns it, durably.
 
         ``index`` must be applied and covered by the commit index the
-        storage holds (see ``MemoryStorage.create_snapshot``).
+        storage holds (``UnavailableError`` otherwise; see
+        ``MemoryStorage.create_snapshot``).
 
         Args:
             index: The applied index the snapshot covers.
