@@ -5,7 +5,7 @@
 use crate::group::DiskGroup;
 use bytes::Bytes;
 use raftlet::pb::{ConfState, Encode, Entry, HardState, Snapshot};
-use raftlet::{Error, MemoryStorage, RaftState, Ready, Result, Storage};
+use raftlet::{Error, MemoryStorage, MemoryStorageCore, RaftState, Ready, Result, Storage};
 
 /// A [`MemoryStorage`] or one group of a [`DiskStore`](crate::DiskStore),
 /// with the host's write calls of both under one name, so that a node and
@@ -48,9 +48,7 @@ impl AnyStorage {
     pub fn set_hard_state(&self, hs: HardState) -> Result<()> {
         match self {
             AnyStorage::Memory(m) => {
-                let mut s = m.wl();
-                let commit = hs.commit.max(s.hard_state().commit);
-                s.set_hard_state(HardState { commit, ..hs });
+                keep_commit(&mut m.wl(), hs);
                 Ok(())
             }
             AnyStorage::Disk(d) => Ok(d.set_hard_state(&hs)?),
@@ -110,11 +108,7 @@ impl AnyStorage {
                 }
                 s.append(&rd.entries)?;
                 if let Some(hs) = rd.hard_state {
-                    // The stored commit index never goes back (as on disk:
-                    // see `DiskStore::write`): a light Ready's commit
-                    // written before this older Ready's hard state stands.
-                    let commit = hs.commit.max(s.hard_state().commit);
-                    s.set_hard_state(HardState { commit, ..hs });
+                    keep_commit(&mut s, hs);
                 }
                 Ok(())
             }
@@ -214,6 +208,50 @@ impl AnyStorage {
             AnyStorage::Disk(d) => d.snapshot_index(),
         }
     }
+}
+
+/// Saves `hs` in a memory storage, keeping the stored commit index when
+/// `hs`'s is lower: a stored commit index never goes back (as on disk: see
+/// `DiskStore::write`), so a light Ready's commit written before an older
+/// Ready's hard state stands.
+fn keep_commit(s: &mut MemoryStorageCore, hs: HardState) {
+    let commit = hs.commit.max(s.hard_state().commit);
+    s.set_hard_state(HardState { commit, ..hs });
+}
+
+/// The check a host's snapshot call makes before recording a snapshot of
+/// `store` at `index`: `Ok(None)` when the commit index the storage holds
+/// (its hard state's, or the snapshot it holds) covers `index`;
+/// `Ok(Some(covered))` when it does not, with that commit index, and the
+/// snapshot must be refused: the entry stored at `index` may be an older
+/// one that a Ready in flight replaces, and the snapshot would record its
+/// term. The storage's own refusals come first, as its error (an invalid
+/// `cs`, a compacted entry, an index past the end). The commit only rises,
+/// so an answer of `None` stays true for the write after it. The C ABI
+/// and the Python bindings refuse with it; `MemoryStorageCore` keeps
+/// etcd's behaviour.
+///
+/// # Errors
+/// `ConfChangeRefused` for an invalid `cs`; `Compacted` or `Unavailable`
+/// from [`Storage::term`] at `index`; the storage's read errors.
+pub fn uncommitted_snapshot(
+    store: &impl Storage,
+    index: u64,
+    cs: Option<&ConfState>,
+) -> Result<Option<u64>> {
+    let covered = store
+        .initial_state()?
+        .hard_state
+        .commit
+        .max(store.snapshot_index()?);
+    if index <= covered {
+        return Ok(None);
+    }
+    if let Some(cs) = cs {
+        raftlet::validate::check_conf_state(cs)?;
+    }
+    store.term(index)?;
+    Ok(Some(covered))
 }
 
 impl Storage for AnyStorage {

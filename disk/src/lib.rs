@@ -76,7 +76,7 @@ mod group;
 mod record;
 mod store;
 
-pub use any::{AnyStorage, MissingWrite, ReadyWrites};
+pub use any::{uncommitted_snapshot, AnyStorage, MissingWrite, ReadyWrites};
 pub use batch::WriteBatch;
 pub use error::{DiskError, Result};
 pub use fault::{CrashMode, FaultFs, FaultOp, FaultStats, EIO, ENOSPC, SECTOR};

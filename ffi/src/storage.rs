@@ -404,27 +404,20 @@ pub unsafe extern "C" fn raftlet_storage_append_entries(
     })
 }
 
-/// Refuses a snapshot at `index` above what the storage holds as
-/// committed (its hard state's commit, or the snapshot it holds): the
-/// entry stored there may be an older one that a ready in flight replaces.
-/// The storage's own refusals (out of date, compacted, past the end) come
-/// first, with their codes. The commit only rises, so a check that passes
-/// stays true for the write after it.
+/// Refuses a snapshot at `index` above the commit index the storage
+/// holds (see `raftlet_disk::uncommitted_snapshot`), after the storage's
+/// own refusals, with their codes.
 fn check_snapshot_committed(store: &raftlet_storage, index: u64) -> Result<(), raftlet_result> {
-    let s = &store.inner;
-    let covered = s.hard_state().commit.max(s.snapshot_index());
-    if index <= covered {
-        return Ok(());
-    }
-    match raftlet_core::Storage::term(s, index) {
-        Err(e) => Err(from_error(&e)),
-        Ok(_) => Err(fail(
+    match raftlet_disk::uncommitted_snapshot(&store.inner, index, None) {
+        Ok(None) => Ok(()),
+        Ok(Some(covered)) => Err(fail(
             RAFTLET_ERR_UNAVAILABLE,
             format!(
                 "index {index} is past the storage's commit index ({covered}): snapshot it \
                  once the ready that commits it is written"
             ),
         )),
+        Err(e) => Err(from_error(&e)),
     }
 }
 

@@ -178,8 +178,7 @@ impl PyDiskStorage {
                 raftlet::validate::check_conf_state(cs).py()?;
             }
         }
-        let covered = g.hard_state().commit.max(g.snapshot_index());
-        crate::storage::check_snapshot_committed(index.0, covered, cs.as_ref(), |i| g.term(i))?;
+        crate::storage::check_snapshot_committed(&g, index.0, cs.as_ref())?;
         let snap = dk(py.detach(|| g.create_snapshot(index.0, cs, data.map(|d| d.0))))?;
         Ok(PySnapshot { inner: snap })
     }

@@ -116,18 +116,7 @@ impl PyMemoryStorage {
         conf_state: Option<PyRef<'_, PyConfState>>,
         data: Option<BytesArg>,
     ) -> PyResult<PySnapshot> {
-        let covered = {
-            let core = self.inner.rl();
-            core.hard_state()
-                .commit
-                .max(core.snapshot_ref().metadata.index)
-        };
-        check_snapshot_committed(
-            index.0,
-            covered,
-            conf_state.as_ref().map(|c| &c.inner),
-            |i| self.inner.term(i),
-        )?;
+        check_snapshot_committed(&self.inner, index.0, conf_state.as_ref().map(|c| &c.inner))?;
         let snap = self
             .inner
             .wl()
@@ -216,28 +205,19 @@ impl PyMemoryStorage {
     }
 }
 
-/// Refuses a snapshot at `index` above what the storage holds as committed
-/// (`covered`: its hard state's commit, or the snapshot it holds), as the C
-/// ABI does: the entry stored there may be an older one that a Ready in
-/// flight replaces, and the snapshot would record its term. The storage's
-/// own refusals come first (an invalid configuration, a compacted entry,
-/// an index past the end); the commit only rises, so a check that passes
-/// stays true for the write after it.
+/// Refuses a snapshot at `index` above the commit index `store` holds, as
+/// the C ABI does (see `raftlet_disk::uncommitted_snapshot`), after the
+/// storage's own refusals.
 pub(crate) fn check_snapshot_committed(
+    store: &impl Storage,
     index: u64,
-    covered: u64,
     cs: Option<&raftlet::pb::ConfState>,
-    term: impl FnOnce(u64) -> raftlet::Result<u64>,
 ) -> PyResult<()> {
-    if index <= covered {
-        return Ok(());
+    match raftlet_disk::uncommitted_snapshot(store, index, cs).py()? {
+        None => Ok(()),
+        Some(covered) => Err(unavailable(&format!(
+            "index {index} is past the storage's commit index ({covered}): snapshot it once \
+             the Ready that commits it is persisted"
+        ))),
     }
-    if let Some(cs) = cs {
-        raftlet::validate::check_conf_state(cs).py()?;
-    }
-    term(index).py()?;
-    Err(unavailable(&format!(
-        "index {index} is past the storage's commit index ({covered}): snapshot it once \
-         the Ready that commits it is persisted"
-    )))
 }
