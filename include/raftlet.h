@@ -1538,9 +1538,9 @@ raftlet_result raftlet_storage_snapshot(const struct raftlet_storage *storage,
 // keeps entries the snapshot covers; a restart takes the snapshot's index
 // as committed). The stored commit index never goes back: a hard state
 // whose commit is below the stored one (an older ready's, written after a
-// light ready's commit) keeps the stored commit. The directory is locked while any handle on
-// it is alive: open the other groups of the same directory with
-// raftlet_storage_open_group. On success `*storage_out` owns a new handle;
+// light ready's commit) keeps the stored commit. The directory is locked
+// while any handle on it is alive: open the other groups of the same
+// directory with raftlet_storage_open_group. On success `*storage_out` owns a new handle;
 // release it with raftlet_storage_free.
 // Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, or RAFTLET_ERR_STORAGE (the
 // directory is locked by another open, a record in the middle of the log

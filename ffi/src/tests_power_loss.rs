@@ -1401,22 +1401,8 @@ impl Sim {
                 } else {
                     ptr::null_mut()
                 };
-                let mut light = ptr::null_mut();
-                let mut flat = ptr::null();
-                let mut persist = RAFTLET_OK;
-                let mut has = false;
-                // SAFETY: live handles (or NULL storage); local outputs.
-                let rc = unsafe {
-                    raftlet_node_advance_light(
-                        node,
-                        rd,
-                        storage,
-                        &mut light,
-                        &mut flat,
-                        &mut persist,
-                        &mut has,
-                    )
-                };
+                // SAFETY: live handles (or NULL storage).
+                let (rc, light, flat, persist) = unsafe { advance_light(node, rd, storage) };
                 ok("raftlet_node_advance_light", rc)?;
                 self.drop_flights(i, k);
                 let what = format!(
@@ -1516,22 +1502,8 @@ impl Sim {
             }
             "advances"
         } else {
-            let mut light = ptr::null_mut();
-            let mut flat = ptr::null();
-            let mut persist = RAFTLET_OK;
-            let mut has = false;
-            // SAFETY: live handles; local outputs.
-            let rc = unsafe {
-                raftlet_node_advance_light(
-                    node,
-                    rd,
-                    storage,
-                    &mut light,
-                    &mut flat,
-                    &mut persist,
-                    &mut has,
-                )
-            };
+            // SAFETY: live handles.
+            let (rc, light, flat, persist) = unsafe { advance_light(node, rd, storage) };
             if rc != RAFTLET_OK {
                 self.hosts[i].held.push(held);
                 return Err(failed(&format!("raftlet_node_advance_light ({what})"), rc));
@@ -1663,6 +1635,41 @@ fn pick<'a, T>(rng: &mut Rng, v: &'a [T]) -> Option<&'a T> {
 /// How many seeds each test runs by default (about 10 s each in the debug
 /// profile).
 const SEEDS: u64 = 150;
+
+/// raftlet_node_advance_light of `rd`, the light ready's commit written to
+/// `storage` (none when NULL): its result code, the light ready made (NULL
+/// for none), the light ready's view and the outcome of its commit write.
+///
+/// # Safety
+/// `node` and `rd` are live handles, `storage` a live handle or NULL.
+unsafe fn advance_light(
+    node: *mut raftlet_node,
+    rd: *mut raftlet_ready,
+    storage: *mut raftlet_storage,
+) -> (
+    raftlet_result,
+    *mut raftlet_ready,
+    *const raftlet_ready_flat,
+    raftlet_result,
+) {
+    let mut light = ptr::null_mut();
+    let mut flat = ptr::null();
+    let mut persist = RAFTLET_OK;
+    let mut has = false;
+    // SAFETY: the caller's promise; local outputs.
+    let rc = unsafe {
+        raftlet_node_advance_light(
+            node,
+            rd,
+            storage,
+            &mut light,
+            &mut flat,
+            &mut persist,
+            &mut has,
+        )
+    };
+    (rc, light, flat, persist)
+}
 
 /// A number from the environment.
 fn env_number(name: &str) -> Option<u64> {

@@ -499,9 +499,10 @@ impl<S: Storage> RaftLog<S> {
         }
         // Below the unstable entries, with no unstable snapshot, the log's
         // range is the storage's own: a storage that checks that range
-        // itself (`Storage::checks_range`) answers in one read. (An unstable snapshot moves the log's
-        // first index above the storage's; at and past the unstable
-        // offset the storage may still hold entries the log replaced.)
+        // itself (`Storage::checks_range`) answers in one read. (An
+        // unstable snapshot moves the log's first index above the
+        // storage's; at and past the unstable offset the storage may still
+        // hold entries the log replaced.)
         if self.unstable.snapshot.is_none() && i < self.unstable.offset && self.store.checks_range()
         {
             return self.store.term(i);
