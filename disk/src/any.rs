@@ -228,8 +228,10 @@ fn keep_commit(s: &mut MemoryStorageCore, hs: HardState) {
 /// term. The storage's own refusals come first, as its error (an invalid
 /// `cs`, a compacted entry, an index past the end). The commit only rises,
 /// so an answer of `None` stays true for the write after it. The C ABI
-/// and the Python bindings refuse with it; `MemoryStorageCore` keeps
-/// etcd's behaviour.
+/// and the Python bindings refuse with it, for either storage (the disk
+/// store refuses such a snapshot itself too, with
+/// [`DiskError::SnapshotUncommitted`](crate::DiskError::SnapshotUncommitted));
+/// `MemoryStorageCore` keeps etcd's behaviour.
 ///
 /// # Errors
 /// `ConfChangeRefused` for an invalid `cs`; `Compacted` or `Unavailable`

@@ -67,6 +67,17 @@ pub enum DiskError {
     /// The request is malformed (for example entries that are not
     /// consecutive); nothing was written.
     InvalidInput(String),
+    /// A snapshot was asked for at `index`, above the commit index the
+    /// group's storage holds (`commit`, its hard state's or its snapshot's):
+    /// the entry stored there may be an older one that a Ready still in
+    /// flight replaces, and the snapshot would record its term. Take it
+    /// once the Ready that commits `index` is written; nothing was written.
+    SnapshotUncommitted {
+        /// The index asked for.
+        index: u64,
+        /// The commit index the storage holds.
+        commit: u64,
+    },
 }
 
 impl DiskError {
@@ -130,6 +141,10 @@ impl std::fmt::Display for DiskError {
             DiskError::Failed(e) => write!(f, "raftlet-disk: the log failed earlier: {e}"),
             DiskError::Storage(e) => write!(f, "raftlet-disk: {e}"),
             DiskError::InvalidInput(s) => write!(f, "raftlet-disk: invalid input: {s}"),
+            DiskError::SnapshotUncommitted { index, commit } => write!(
+                f,
+                "raftlet-disk: a snapshot at {index} is above the stored commit index {commit}"
+            ),
         }
     }
 }
@@ -146,6 +161,11 @@ impl From<DiskError> for raftlet::Error {
     fn from(e: DiskError) -> Self {
         match e {
             DiskError::Storage(se) => raftlet::Error::Store(se),
+            // What the C ABI and the bindings report for it, as for an
+            // index the storage does not have yet.
+            DiskError::SnapshotUncommitted { .. } => {
+                raftlet::Error::Store(StorageError::Unavailable)
+            }
             other => raftlet::Error::Store(StorageError::Other(other.to_string())),
         }
     }

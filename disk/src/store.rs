@@ -755,16 +755,18 @@ impl DiskStore {
     /// [`raftlet::MemoryStorageCore::create_snapshot`]) and returns it:
     /// `cs` is the configuration at `index` (`None` keeps the one held),
     /// `data` the serialized state machine; `index` must be applied and
-    /// covered by the group's stored commit index (as for
-    /// `MemoryStorageCore::create_snapshot`). The log is kept; compact it
-    /// with [`DiskGroup::compact`]. Durable on return.
+    /// covered by the group's stored commit index (the hard state's the
+    /// group holds, or its snapshot's). The log is kept; compact it with
+    /// [`DiskGroup::compact`]. Durable on return.
     ///
     /// # Errors
     /// [`DiskError::Storage`] with `SnapshotOutOfDate` if `index` is not
     /// past the current snapshot, `Unavailable` if it is past the last
     /// entry, `Compacted` if its term is no longer known;
     /// [`DiskError::InvalidInput`] if `cs` is not a configuration a node
-    /// could run (as `MemoryStorage` checks it); I/O errors as
+    /// could run (as `MemoryStorage` checks it);
+    /// [`DiskError::SnapshotUncommitted`] if `index` is above the stored
+    /// commit index (checked after the others); I/O errors as
     /// [`DiskStore::write`].
     pub fn create_snapshot(
         &self,
@@ -787,6 +789,10 @@ impl DiskStore {
             return Err(StorageError::Unavailable.into());
         }
         let term = g.term(index)?;
+        let commit = g.hard_state.commit.max(g.snapshot.index);
+        if index > commit {
+            return Err(DiskError::SnapshotUncommitted { index, commit });
+        }
         let snap = Snapshot {
             data,
             metadata: SnapshotMetadata {

@@ -192,6 +192,12 @@ fn no_damage_panics_and_one_flipped_bit_costs_at_most_the_last_record() {
         for b in 0..12u64 {
             g.append(&entries(1, 2 * b + 1, 2, 1)).unwrap();
         }
+        g.set_hard_state(&HardState {
+            term: 1,
+            vote: 1,
+            commit: 24,
+        })
+        .unwrap();
         g.create_snapshot(10, None, Some(bytes::Bytes::from_static(b"sm")))
             .unwrap();
     }
@@ -241,6 +247,12 @@ fn snapshot_setup(fs: &FaultFs) -> PathBuf {
     let g = store.group(2);
     g.apply_snapshot(&snapshot(10, 2, &[1, 2, 3])).unwrap();
     g.append(&entries(2, 11, 5, 2)).unwrap();
+    g.set_hard_state(&HardState {
+        term: 2,
+        vote: 1,
+        commit: 15,
+    })
+    .unwrap();
     file(&format!("snap-{:016x}-{:016x}-{:016x}.snap", 2, 10, 2))
 }
 

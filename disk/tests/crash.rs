@@ -116,6 +116,7 @@ fn gen_op(rng: &mut Rng, m: &Model, gid: u64, term: &mut u64) -> MOp {
     let first = g.first_index().unwrap();
     let last = g.last_index().unwrap();
     let snap_index = g.rl().snapshot_ref().metadata.index;
+    let commit = g.rl().hard_state().commit;
     if rng.chance(8) {
         *term += 1;
     }
@@ -137,9 +138,11 @@ fn gen_op(rng: &mut Rng, m: &Model, gid: u64, term: &mut u64) -> MOp {
             commit: last.min(rng.below(last + 1)),
         }),
         70..=79 if last > first => MOp::Compact(first + rng.below(last - first)),
-        80..=85 if last > snap_index.max(first.saturating_sub(1)) => {
+        // A snapshot only up to the stored commit index (the store refuses
+        // one above it).
+        80..=85 if last.min(commit) > snap_index.max(first.saturating_sub(1)) => {
             let lo = snap_index.max(first - 1) + 1;
-            let idx = lo + rng.below(last - lo + 1);
+            let idx = lo + rng.below(last.min(commit) - lo + 1);
             let cs = rng
                 .chance(50)
                 .then(|| ConfState::from_voters(vec![1, 2, 3 + rng.below(5)]));

@@ -371,3 +371,71 @@ fn a_stored_commit_never_goes_back() {
     m.persist_ready(&ready(2, 2, 4)).unwrap();
     assert_eq!(m.hard_state(), hs(2, 2, 7));
 }
+
+/// A snapshot above the commit index the group holds is refused: the entry
+/// stored there may be an older one that a Ready in flight replaces (a
+/// follower's tail that a new leader's entries overwrite), and the snapshot
+/// would record its term. Nothing is written, the refusal holds
+/// after a restart, and the same snapshot is taken once the commit index
+/// covers it.
+#[test]
+fn a_snapshot_above_the_stored_commit_is_refused() {
+    let fs = FaultFs::new();
+    {
+        let store = open(&fs, small()).unwrap();
+        let g = store.group(3);
+        g.set_conf_state(&ConfState::from_voters([1, 2, 3]))
+            .unwrap();
+        g.append(&entries(3, 1, 6, 1)).unwrap();
+        g.set_hard_state(&HardState {
+            term: 1,
+            vote: 1,
+            commit: 3,
+        })
+        .unwrap();
+        let before = view(&g);
+        let files = fs.stats().writes;
+        assert_eq!(
+            g.create_snapshot(5, None, Some(bytes::Bytes::from_static(b"sm@5"))),
+            Err(DiskError::SnapshotUncommitted {
+                index: 5,
+                commit: 3
+            })
+        );
+        // The storage's own refusals come first.
+        assert_eq!(
+            g.create_snapshot(9, None, None),
+            Err(DiskError::Storage(StorageError::Unavailable))
+        );
+        assert_eq!(view(&g), before);
+        assert_eq!(fs.stats().writes, files, "a refused snapshot wrote");
+        // Through the node-facing error type, as the C ABI reports it.
+        let e: raftlet::Error = DiskError::SnapshotUncommitted {
+            index: 5,
+            commit: 3,
+        }
+        .into();
+        assert_eq!(e, raftlet::Error::Store(StorageError::Unavailable));
+        // Up to the commit index is allowed.
+        let s = g.create_snapshot(3, None, None).unwrap();
+        assert_eq!((s.metadata.index, s.metadata.term), (3, 1));
+    }
+    let store = open(&fs, small()).unwrap();
+    let g = store.group(3);
+    assert_eq!(g.snapshot_index(), 3);
+    assert!(matches!(
+        g.create_snapshot(5, None, None),
+        Err(DiskError::SnapshotUncommitted {
+            index: 5,
+            commit: 3
+        })
+    ));
+    g.set_hard_state(&HardState {
+        term: 1,
+        vote: 1,
+        commit: 6,
+    })
+    .unwrap();
+    let s = g.create_snapshot(5, None, None).unwrap();
+    assert_eq!(s.metadata.index, 5);
+}
