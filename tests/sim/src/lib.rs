@@ -18,7 +18,9 @@
 //!   (`advance_append` or `on_persist_ready`, sometimes late) only once
 //!   durable, steps, ticks, proposes and reads meanwhile, and applies
 //!   asynchronously (`advance_apply_to`), on some seeds before the entries
-//!   are durable locally. Its crashes lose every write in flight and may
+//!   are durable locally, and on some takes snapshots and compacts with
+//!   writes in flight, as soon as its applied index is at most the commit
+//!   index the storage holds (the rule of `create_snapshot`). Its crashes lose every write in flight and may
 //!   tear the one in progress (a prefix of its snapshot and entries lands,
 //!   its hard state does not); some are aimed at a node acting on a term
 //!   its disk does not hold yet.

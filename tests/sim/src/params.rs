@@ -541,6 +541,11 @@ pub struct Params {
     /// sent, its entries applied (or queued), its commit index written to
     /// the disk only sometimes (an unsynced write, lost as often as not).
     pub light_advance: f64,
+    /// Pipelined hosts: whether a snapshot and compaction may be taken
+    /// while writes are in flight, as soon as the applied index is at most
+    /// the commit index the storage holds (the documented rule for
+    /// `create_snapshot`), rather than once the disk has caught up.
+    pub snapshot_in_flight: bool,
 }
 
 impl Params {
@@ -609,6 +614,7 @@ impl Params {
             payload_pad: 0,
             quiesce: false,
             light_advance: 0.0,
+            snapshot_in_flight: false,
         };
         // Clock skew: some nodes tick less often than others.
         if r.chance(0.6) {
@@ -819,6 +825,11 @@ impl Params {
             Some(false) => 0.0,
             None => light_drawn,
         };
+        // Snapshots with writes in flight on half of the pipelined seeds,
+        // drawn after light Readies (earlier draws stay those of earlier
+        // versions).
+        let eager = r.chance(0.5);
+        p.snapshot_in_flight = p.host == HostKind::Pipelined && eager;
         let per_election = ELECTION_TICK as u64
             + (WRITES_PER_ELECTION * p.write_latency.1).div_ceil(UNITS_PER_TICK);
         p.liveness_bound_ticks = p.liveness_bound_elections * per_election;

@@ -1767,40 +1767,18 @@ impl Sim {
         }
         if node.applied <= stored.metadata.index
             || !members(&node.conf_state).contains(&m.to)
-            || !node.writes.is_empty()
+            || !self.may_snapshot(from)
         {
-            // Nothing newer to offer, or the state machine is ahead of the
-            // disk (writes in flight): the recipient refuses this snapshot
-            // and the leader sends another later.
+            // Nothing newer to offer, or the state machine is ahead of
+            // what the storage may snapshot (writes in flight): the
+            // recipient refuses this snapshot and the leader sends another
+            // later.
             return Ok(());
         }
-        let (applied, cs, data) = (
-            node.applied,
-            node.conf_state.clone(),
-            encode_state(&node.sm),
-        );
-        self.persist_commit_upto(from, applied)?;
-        if let Some(g) = self.disk_group(from) {
-            // The node reads its snapshot from the store: take it there.
-            g.create_snapshot(applied, Some(cs.clone()), Some(data.clone()))
-                .map_err(|e| {
-                    host_err(
-                        self.now,
-                        format!("node {from}: store create_snapshot({applied}): {e}"),
-                    )
-                })?;
-        }
-        let node = &self.nodes[&from];
-        let fresh = node
-            .storage
-            .wl()
-            .create_snapshot(applied, Some(cs), Some(data))
-            .map_err(|e| {
-                host_err(
-                    self.now,
-                    format!("node {from}: create_snapshot({applied}) for n{}: {e}", m.to),
-                )
-            })?;
+        let applied = node.applied;
+        let Some(fresh) = self.snapshot_at_applied(from)? else {
+            return Ok(());
+        };
         self.stats.op("snapshots-refreshed");
         self.tr(|| {
             format!(
@@ -2538,56 +2516,100 @@ impl Sim {
         }
         let id = self.rng.pick(&ids);
         let node = &self.nodes[&id];
-        if !node.writes.is_empty() {
-            // The state machine may hold entries whose write is still in
-            // flight: a snapshot at its applied index must wait until the
-            // disk has them.
-            return Ok(());
-        }
         let s = node.storage.clone();
         let applied = node.applied;
         let snap_index = s.rl().snapshot_ref().metadata.index;
         let first = s.first_index().unwrap_or(1);
-        if applied <= snap_index || applied < first {
+        if applied <= snap_index || applied < first || !self.may_snapshot(id) {
             return Ok(());
         }
-        let data = encode_state(&node.sm);
-        let cs = node.conf_state.clone();
         let keep = self.rng.below((applied - first + 1).min(6));
         let to = applied - keep;
-        self.persist_commit_upto(id, applied)?;
+        if self.snapshot_at_applied(id)?.is_none() {
+            return Ok(());
+        }
         if let Some(g) = self.disk_group(id) {
-            // The same on the store the node runs on (the snapshot is
-            // durable on return, the compaction not by itself).
-            g.create_snapshot(applied, Some(cs.clone()), Some(data.clone()))
-                .map_err(|e| {
-                    host_err(
-                        self.now,
-                        format!("node {id}: store create_snapshot({applied}): {e}"),
-                    )
-                })?;
+            // The same on the store the node runs on (not synced by
+            // itself).
             if to >= first.max(g.first_index().unwrap_or(1)) {
                 g.compact(to).map_err(|e| {
                     host_err(self.now, format!("node {id}: store compact({to}): {e}"))
                 })?;
             }
         }
-        let mut w = s.wl();
-        w.create_snapshot(applied, Some(cs), Some(data))
+        if to >= first {
+            s.wl()
+                .compact(to)
+                .map_err(|e| host_err(self.now, format!("node {id}: compact({to}): {e}")))?;
+        }
+        self.stats.op("compactions");
+        self.tr(|| format!("n{id} snapshot at {applied}, compact to {to}"));
+        Ok(())
+    }
+
+    /// Whether `id`'s host may take a snapshot at its applied index now.
+    /// With writes in flight the state machine may hold entries the disk
+    /// does not have yet, and the storage an older entry such a write
+    /// replaces: `create_snapshot` is allowed only up to the commit index
+    /// the storage holds (written by the Readies that landed). A careful
+    /// host waits for its disk; an eager one (`snapshot_in_flight`) goes
+    /// as soon as that rule allows.
+    fn may_snapshot(&self, id: u64) -> bool {
+        let node = &self.nodes[&id];
+        node.writes.is_empty()
+            || (self.p.snapshot_in_flight && node.applied <= node.storage.rl().hard_state().commit)
+    }
+
+    /// Takes a snapshot of `id`'s state machine at its applied index, which
+    /// [`Sim::may_snapshot`] allows: on the store the node runs on (durable
+    /// on return), then in the model. `None` if the storage refuses it as
+    /// older than the snapshot it holds (a leader's, from a write in flight).
+    fn snapshot_at_applied(&mut self, id: u64) -> Res<Option<Snapshot>> {
+        let node = &self.nodes[&id];
+        let (applied, cs, data) = (
+            node.applied,
+            node.conf_state.clone(),
+            encode_state(&node.sm),
+        );
+        let in_flight = !node.writes.is_empty();
+        if in_flight {
+            self.stats.op("snapshots-with-writes-in-flight");
+        } else {
+            // Nothing in flight: every applied entry is in the storage, so
+            // the host may write the commit index that covers them.
+            self.persist_commit_upto(id, applied)?;
+        }
+        if let Some(g) = self.disk_group(id) {
+            match g.create_snapshot(applied, Some(cs.clone()), Some(data.clone())) {
+                Ok(_) => {}
+                Err(raftlet_disk::DiskError::Storage(raftlet::StorageError::SnapshotOutOfDate))
+                    if in_flight =>
+                {
+                    // A write in flight put a newer snapshot (a leader's)
+                    // in the store already: the storage refuses an older
+                    // one, as etcd's ErrSnapOutOfDate.
+                    self.stats.op("snapshots-out-of-date");
+                    return Ok(None);
+                }
+                Err(e) => {
+                    return Err(host_err(
+                        self.now,
+                        format!("node {id}: store create_snapshot({applied}): {e}"),
+                    ))
+                }
+            }
+        }
+        let fresh = self.nodes[&id]
+            .storage
+            .wl()
+            .create_snapshot(applied, Some(cs), Some(data))
             .map_err(|e| {
                 host_err(
                     self.now,
                     format!("node {id}: create_snapshot({applied}): {e}"),
                 )
             })?;
-        if to >= first {
-            w.compact(to)
-                .map_err(|e| host_err(self.now, format!("node {id}: compact({to}): {e}")))?;
-        }
-        drop(w);
-        self.stats.op("compactions");
-        self.tr(|| format!("n{id} snapshot at {applied}, compact to {to}"));
-        Ok(())
+        Ok(Some(fresh))
     }
 
     /// A node for a new member: a spare started earlier whose addition
