@@ -2134,8 +2134,16 @@ impl Sim {
         let mut lowest_commit = u64::MAX;
         let mut longest = 0;
         for n in self.nodes.values() {
-            let Some(rn) = n.rn.as_ref() else { continue };
-            lowest_commit = lowest_commit.min(rn.basic_status().hard_state.commit);
+            // A node down now restarts as the faults stop, and its log may
+            // be the longest, which it then wins an election with (churn
+            // seed 214: a leader of the last term restarted with 300
+            // entries its followers lacked). A removed one never runs again.
+            if n.state == NodeState::Removed {
+                continue;
+            }
+            if let Some(rn) = n.rn.as_ref() {
+                lowest_commit = lowest_commit.min(rn.basic_status().hard_state.commit);
+            }
             let in_flight = n
                 .writes
                 .iter()
