@@ -921,61 +921,60 @@ rounds alternate which implementation goes first, so the ratio within
 each round, raftlet's run against the peer's run beside it, moves less
 than the ratio of the medians above. The table shows both ("within
 rounds": the median of the five rounds' ratios); the met column reads the
-ratio of medians. This run fell in a slow period for several of
-raftlet's turns: its native B1 and B3 figures are 20-25% below the last
-run's while raft-rs's moved 6%, yet callgrind counts the same
-instructions (B3 +1.3%, B1 with coalescing off +0.1%) and nine
-alternating pairs of B3 on this code against the previous session's
-read 0.96x the time.
+ratio of medians. This run fell in a quiet period: most native figures
+are 15-40% above the last run's, raftlet's most (B3 526 ns/op against
+801; raft-rs's B3 did not move), while callgrind counts raftlet's B3 work
+only 3% below last time's (3,687 instructions against 3,800) and its B1
+work the same. The ratios below therefore read higher than the last run's
+by more than the work per entry changed.
 
-- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** Met (2.32×, within rounds
-  2.19×; 3.60× etcd). By instructions raftlet does 2.6× less work per
+- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** Met (2.13×, within rounds
+  2.12×; 3.35× etcd). By instructions raftlet does 2.6× less work per
   entry than raft-rs's faster codec; what is left is dominated by work
   the instruction count underrates: atomic reference-count operations on
   the payloads and the payload copies that the rules require of every
   implementation.
-- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** Missed: 0.90×
-  (within rounds 0.98×; 1.12× in the last run). Six messages per entry.
-  By cachegrind at 100,000 entries raftlet executes 1.36× fewer
-  instructions than raft-rs and mispredicts 3× fewer branches, yet runs
-  only about 1.1× faster: both spend about a fifth of their time in
-  glibc's malloc slow paths (bursts of a round's messages overflow the
-  per-thread cache) and about an eighth in memmove. A stable entry's term
-  is now one storage read instead of three (1.6% fewer instructions).
-  1.5× would need the allocation pattern changed (an encode arena per
-  Ready, recycled message and entry vectors) rather than fewer
-  instructions.
-- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** Missed: 0.83× in
-  this run (within rounds 1.14×), 3.80k instructions against raft-rs's
-  4.67k, one allocation per proposal (the fresh payload the rules
-  require). Half would need the per-proposal work itself halved: the
-  Ready record and its vectors, the committed entry read back from the
-  storage, the payload's allocation and copy.
+- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** Missed: 1.16×
+  (within rounds 1.15×; 0.90× in the last run). Six messages per entry.
+  By callgrind at 51,200 entries raftlet executes 1.40× fewer
+  instructions than raft-rs (1,073M against 1,507M), yet runs only about
+  1.1× faster: both spend about a fifth of their time in glibc's malloc
+  slow paths (bursts of a round's messages overflow the per-thread cache)
+  and about an eighth in memmove. Of raftlet's 13 allocations per entry
+  (raft-rs: 30), six are the harness's encode buffers, two the leader's
+  per-follower entry vectors, two the followers' decoded entry vectors,
+  two their payload copies and one the proposal's copy. 1.5× would need
+  the allocation pattern changed (an encode arena per Ready, recycled
+  message and entry vectors) rather than fewer instructions.
+- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** Missed: 1.27× in
+  this run (within rounds 1.18×; 0.83× in the last), 3.69k instructions
+  against raft-rs's 4.67k, one allocation per proposal (the fresh payload
+  the rules require). Half would need the per-proposal work itself
+  halved: the Ready record and its vectors, the committed entry read back
+  from the storage, the payload's allocation and copy.
 - **B4 (≤ 1 KiB heap per idle group, ≤ 10 ns per tick + has_ready
-  sweep).** Met: 1,016 B (unchanged by this round's safety fix, which
-  added 8 bytes to the node and took 8 from each Ready record), 8.6 ns.
+  sweep).** Met: 1,016 B, 4.1 ns.
 - **B6 (not a target).** Its CPU time to promote_max_lag stays ahead of
   raft-rs (the table above).
-- **B2 Go (via cgo beats etcd native).** Met on every row but B5 at one
-  read per round: 0.94× (0.72× in the last run; fifteen alternating pairs
-  outside `make bench` read 1.02×). This round took the locks and the
-  sync.Pool out of a Ready cycle's Go-side hand-offs (released readies and
-  handles in lock-free slots: the Go runtime's share of the round 5.8% ->
-  2.7%) and a storage lock out of a Ready with nothing to write. What is
-  left is spread thin: four Ready cycles of the C ABI (20.0k instructions
-  a round; native Rust raftlet takes 16.9k for the same round with its
-  own harness), four crossings, and about 1 µs of Go binding and harness
-  code; per message about 250 instructions to encode, 450 to decode, 600
-  to step and 250 to drop. No piece is above 8%; a margin needs the
-  per-message paths of the core cut (the 160-byte Message moved by value
-  through step: about 30 memcpy calls a round)."""
+- **B2 Go (via cgo beats etcd native).** Met on every row but B3: 0.90×
+  (within rounds 0.92×; 1.04× in the last run, when B5 at one read per
+  round was the row missed, 0.94×, and is 1.15× now, within rounds
+  0.99×). Both rows are small operations whose figures swing ±30% from
+  run to run on this machine for etcd and raftlet alike, and both sit
+  within about 10% of etcd. B3 makes two crossings per proposal
+  (ProposeReady, then the advance that acknowledges the applied entry);
+  B5 at one read four, one per Ready cycle of the C ABI (20.0k
+  instructions a round). No piece of either is above 8%; a margin needs
+  a crossing fewer per proposal or the per-message paths of the core cut
+  (the 160-byte Message moved by value through step: about 30 memcpy
+  calls a round)."""
 
 PROFILE_NOTES = """\
 The changes of each round, with their before/after profiles, are in
-[perf-notes.md](perf-notes.md); this round's are its section 9: a
-stable entry's term in one storage read, the Go hand-offs of a Ready
-cycle in lock-free slots, no storage lock for a Ready with nothing to
-write, and where Go B5 at one read stands."""
+[perf-notes.md](perf-notes.md); the latest are its section 10: fewer
+storage reads per message (a slice of stable entries in one read, the
+first index read only for a peer in snapshot state, "nothing to send"
+answered before any read)."""
 
 HARNESS_NOTES = """\
 Harness: bench/ (Rust) links raftlet and raft-rs and drives both through one
