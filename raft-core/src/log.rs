@@ -2,6 +2,8 @@
 //! [`Unstable`] tail, with the commit and apply cursors (etcd `log.go`), and
 //! the entry-size helpers of etcd `util.go`.
 
+use std::cell::Cell;
+
 use crate::errors::{Error, Result, StorageError};
 use crate::log_unstable::Unstable;
 use crate::pb::{Encode, Entry, Snapshot};
@@ -104,6 +106,12 @@ pub(crate) struct RaftLog<S: Storage> {
     /// Whether handing out entries for applying waits for progress to be
     /// reported, because of `max_applying_ents_size`.
     applying_ents_paused: bool,
+    /// Whether the last read of committed entries for applying failed (a
+    /// storage error such as EIO): handing out entries waits until
+    /// [`RaftLog::retry_reads`] (the node's next tick or message) rather
+    /// than failing again in every Ready, and the node goes on without
+    /// panicking. A `Cell`: the read happens through `&self`.
+    apply_read_failed: Cell<bool>,
     /// The most bytes of entries handed for applying but not yet reported
     /// applied (also the page size of scans over unapplied entries).
     pub(crate) max_applying_ents_size: u64,
@@ -160,6 +168,7 @@ impl<S: Storage> RaftLog<S> {
             max_applying_ents_size,
             applying_ents_size: 0,
             applying_ents_paused: false,
+            apply_read_failed: Cell::new(false),
         })
     }
 
@@ -282,20 +291,34 @@ impl<S: Storage> RaftLog<S> {
     #[cfg(test)]
     pub fn next_committed_ents(&self, allow_unstable: bool) -> Vec<Entry> {
         let mut out = Vec::new();
-        self.next_committed_ents_into(allow_unstable, &mut out);
+        self.next_committed_ents_into(allow_unstable, &mut out)
+            .expect("a test storage that reads");
         out
     }
 
     /// Like [`RaftLog::next_committed_ents`], appending to `out`.
-    pub fn next_committed_ents_into(&self, allow_unstable: bool, out: &mut Vec<Entry>) {
-        if self.applying_ents_paused || self.has_next_or_in_progress_snapshot() {
-            // Out of budget, or a snapshot goes first.
-            return;
+    ///
+    /// # Errors
+    /// The storage's error when it fails to read the entries (etcd
+    /// panics): `out` is left as it was, and no entries are handed out
+    /// until [`RaftLog::retry_reads`].
+    pub fn next_committed_ents_into(
+        &self,
+        allow_unstable: bool,
+        out: &mut Vec<Entry>,
+    ) -> Result<()> {
+        if self.applying_ents_paused
+            || self.apply_read_failed.get()
+            || self.has_next_or_in_progress_snapshot()
+        {
+            // Out of budget, a failed read not retried yet, or a snapshot
+            // goes first.
+            return Ok(());
         }
         let lo = self.applying + 1;
         let hi = self.max_appliable_index(allow_unstable) + 1;
         if lo >= hi {
-            return;
+            return Ok(());
         }
         let max_size = self
             .max_applying_ents_size
@@ -307,16 +330,30 @@ impl<S: Storage> RaftLog<S> {
                     self.max_applying_ents_size, self.applying_ents_size
                 )
             });
+        let start = out.len();
         if let Err(e) = self.slice_into(lo, hi, max_size, out) {
-            panic!("unexpected error when getting unapplied entries [{lo}, {hi}): {e}");
+            out.truncate(start);
+            self.apply_read_failed.set(true);
+            return Err(e);
         }
+        Ok(())
+    }
+
+    /// Lets the next Ready read committed entries again after a failed
+    /// read. Returns whether one had failed.
+    #[inline]
+    pub fn retry_reads(&self) -> bool {
+        self.apply_read_failed.replace(false)
     }
 
     /// Whether [`RaftLog::next_committed_ents`] would return entries (without
     /// reading them).
     // Ported from etcd-io/raft log.go (hasNextCommittedEnts).
     pub fn has_next_committed_ents(&self, allow_unstable: bool) -> bool {
-        if self.applying_ents_paused || self.has_next_or_in_progress_snapshot() {
+        if self.applying_ents_paused
+            || self.apply_read_failed.get()
+            || self.has_next_or_in_progress_snapshot()
+        {
             // With a snapshot pending, entries wait: it is applied first.
             return false;
         }

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use crate::config::Config;
 use crate::errors::{Error, Result};
 use crate::log::{ents_size, payloads_size};
+use crate::logging::{rlog, Level};
 use crate::pb::{
     ConfChange, ConfChangeI, ConfChangeType, ConfState, Entry, HardState, Message, MessageType,
     Snapshot,
@@ -405,7 +406,7 @@ impl<S: Storage> RawNode<S> {
     /// measured in ticks.
     #[inline]
     pub fn tick(&mut self) {
-        if self.raft.tick() {
+        if self.raft.tick() | self.raft.raft_log.retry_reads() {
             self.touch();
         }
     }
@@ -634,6 +635,7 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::ProposalDropped`] for a forwarded proposal that is dropped.
     pub fn step(&mut self, m: Message) -> Result<()> {
         self.touch();
+        self.raft.raft_log.retry_reads();
         if m.msg_type.is_local() {
             return Err(Error::StepLocalMsg);
         }
@@ -791,8 +793,12 @@ impl<S: Storage> RawNode<S> {
         let mut entries = Spares::entries(&mut self.spares);
         entries.extend_from_slice(r.raft_log.next_unstable_ents());
         let mut committed_entries = Spares::entries(&mut self.spares);
-        r.raft_log
-            .next_committed_ents_into(true, &mut committed_entries);
+        if let Err(e) = r
+            .raft_log
+            .next_committed_ents_into(true, &mut committed_entries)
+        {
+            unapplied_read_failed(r.id, &e);
+        }
         let snapshot = r.raft_log.next_unstable_snapshot().cloned();
         let ss = r.soft_state();
         let prev_ss = SoftState {
@@ -1042,8 +1048,12 @@ impl<S: Storage> RawNode<S> {
         }
         let r = &mut self.raft;
         let mut committed_entries = Spares::entries(&mut self.spares);
-        r.raft_log
-            .next_committed_ents_into(false, &mut committed_entries);
+        if let Err(e) = r
+            .raft_log
+            .next_committed_ents_into(false, &mut committed_entries)
+        {
+            unapplied_read_failed(r.id, &e);
+        }
         // A configuration change not covered by a durable commit index
         // waits for a Ready that makes one durable (see `ready`): the
         // commit index reported here is written unsynced.
@@ -1504,6 +1514,18 @@ impl<T> SmallQueue<T> {
         }
         v
     }
+}
+
+/// Logs a failed read of committed entries for a Ready: the node does not
+/// panic (etcd does); handing out entries waits for its next tick or
+/// message, which retries the read.
+#[cold]
+fn unapplied_read_failed(id: u64, e: &Error) {
+    rlog!(
+        Level::Error,
+        id,
+        "{id} failed to read committed entries to apply ({e}); applying waits for the next tick or message"
+    );
 }
 
 #[cfg(test)]

@@ -1,0 +1,163 @@
+//! A storage that fails to read entries (a disk returning EIO, a durable
+//! store whose files went away) does not crash the node. etcd panics when
+//! it cannot read the committed entries to apply; raftlet hands out none,
+//! keeps running, and retries the read at the node's next tick or message.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use raftlet::pb::{ConfState, Entry, EntryType, HardState, Snapshot};
+use raftlet::{Config, MemoryStorage, RaftState, RawNode, Result, Storage, StorageError};
+
+/// A `MemoryStorage` whose entry reads fail while `failing` is set; terms,
+/// bounds and the hard state still answer (as the durable store's index
+/// does after its files fail).
+#[derive(Clone, Default)]
+struct Flaky {
+    inner: MemoryStorage,
+    failing: Arc<AtomicBool>,
+}
+
+impl Flaky {
+    fn check(&self) -> Result<()> {
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(StorageError::Other("read: Input/output error (os error 5)".into()).into());
+        }
+        Ok(())
+    }
+}
+
+impl Storage for Flaky {
+    fn initial_state(&self) -> Result<RaftState> {
+        self.inner.initial_state()
+    }
+    fn entries(&self, low: u64, high: u64, max_size: u64) -> Result<Vec<Entry>> {
+        self.check()?;
+        self.inner.entries(low, high, max_size)
+    }
+    fn entries_into(&self, low: u64, high: u64, max_size: u64, out: &mut Vec<Entry>) -> Result<()> {
+        self.check()?;
+        self.inner.entries_into(low, high, max_size, out)
+    }
+    fn term(&self, idx: u64) -> Result<u64> {
+        self.inner.term(idx)
+    }
+    fn first_index(&self) -> Result<u64> {
+        self.inner.first_index()
+    }
+    fn last_index(&self) -> Result<u64> {
+        self.inner.last_index()
+    }
+    fn snapshot(&self, request_index: u64, to: u64) -> Result<Snapshot> {
+        self.inner.snapshot(request_index, to)
+    }
+}
+
+fn normal(e: &Entry) -> Option<Vec<u8>> {
+    (e.entry_type == EntryType::EntryNormal && !e.data().is_empty()).then(|| e.data().to_vec())
+}
+
+/// A node restarting on a log of committed entries whose reads fail hands
+/// none out and does not panic; has_ready stops asking (no busy loop); the
+/// next tick retries, and once the storage reads again every entry comes
+/// out, in order, once.
+#[test]
+fn a_failed_read_of_committed_entries_waits_for_the_next_tick() {
+    let s = Flaky::default();
+    s.inner
+        .wl()
+        .set_conf_state(ConfState::from_voters([1]))
+        .unwrap();
+    let ents: Vec<Entry> = (1..=5)
+        .map(|i| Entry {
+            term: 1,
+            index: i,
+            data: Some(format!("e{i}").into_bytes().into()),
+            ..Default::default()
+        })
+        .collect();
+    s.inner.wl().append(&ents).unwrap();
+    s.inner.wl().set_hard_state(HardState {
+        term: 1,
+        vote: 1,
+        commit: 5,
+    });
+    s.failing.store(true, Ordering::SeqCst);
+    let mut node = RawNode::new(&Config::new(1), s.clone()).unwrap();
+
+    // The read fails: a Ready without the entries, no panic.
+    assert!(node.has_ready());
+    let rd = node.ready();
+    assert!(rd.committed_entries.is_empty());
+    node.advance(rd);
+    // Nothing asks again until the node is ticked or stepped.
+    assert!(
+        !node.has_ready(),
+        "a failed read must not make the host spin"
+    );
+
+    // A tick retries, and fails again while the storage does.
+    node.tick();
+    while node.has_ready() {
+        let rd = node.ready();
+        assert!(rd.committed_entries.is_empty());
+        node.advance(rd);
+    }
+
+    // The storage reads again: the next tick hands every entry out once.
+    s.failing.store(false, Ordering::SeqCst);
+    node.tick();
+    let mut applied = Vec::new();
+    while node.has_ready() {
+        let rd = node.ready();
+        applied.extend(rd.committed_entries.iter().filter_map(normal));
+        node.advance(rd);
+    }
+    let want: Vec<Vec<u8>> = (1..=5).map(|i| format!("e{i}").into_bytes()).collect();
+    assert_eq!(applied, want);
+    assert_eq!(node.basic_status().applied, 5);
+}
+
+/// The same through a message: a follower whose reads fail keeps stepping
+/// its leader's messages, and the message retries the read.
+#[test]
+fn a_message_retries_a_failed_read() {
+    let s = Flaky::default();
+    s.inner
+        .wl()
+        .set_conf_state(ConfState::from_voters([1, 2]))
+        .unwrap();
+    let ents: Vec<Entry> = (1..=3)
+        .map(|i| Entry {
+            term: 1,
+            index: i,
+            data: Some(format!("e{i}").into_bytes().into()),
+            ..Default::default()
+        })
+        .collect();
+    s.inner.wl().append(&ents).unwrap();
+    s.inner.wl().set_hard_state(HardState {
+        term: 1,
+        vote: 0,
+        commit: 3,
+    });
+    s.failing.store(true, Ordering::SeqCst);
+    let mut node = RawNode::new(&Config::new(2), s.clone()).unwrap();
+    let rd = node.ready();
+    assert!(rd.committed_entries.is_empty());
+    node.advance(rd);
+    assert!(!node.has_ready());
+
+    s.failing.store(false, Ordering::SeqCst);
+    let mut hb = raftlet::pb::Message::new(raftlet::pb::MessageType::MsgHeartbeat, 1, 2);
+    hb.term = 1;
+    hb.commit = 3;
+    node.step(hb).unwrap();
+    let mut applied = Vec::new();
+    while node.has_ready() {
+        let rd = node.ready();
+        applied.extend(rd.committed_entries.iter().filter_map(normal));
+        node.advance(rd);
+    }
+    assert_eq!(applied.len(), 3);
+}
