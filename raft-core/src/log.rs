@@ -2,8 +2,6 @@
 //! [`Unstable`] tail, with the commit and apply cursors (etcd `log.go`), and
 //! the entry-size helpers of etcd `util.go`.
 
-use std::cell::Cell;
-
 use crate::errors::{Error, Result, StorageError};
 use crate::log_unstable::Unstable;
 use crate::pb::{Encode, Entry, Snapshot};
@@ -106,12 +104,6 @@ pub(crate) struct RaftLog<S: Storage> {
     /// Whether handing out entries for applying waits for progress to be
     /// reported, because of `max_applying_ents_size`.
     applying_ents_paused: bool,
-    /// Whether the last read of committed entries for applying failed (a
-    /// storage error such as EIO): handing out entries waits until
-    /// [`RaftLog::retry_reads`] (the node's next tick or message) rather
-    /// than failing again in every Ready, and the node goes on without
-    /// panicking. A `Cell`: the read happens through `&self`.
-    apply_read_failed: Cell<bool>,
     /// The most bytes of entries handed for applying but not yet reported
     /// applied (also the page size of scans over unapplied entries).
     pub(crate) max_applying_ents_size: u64,
@@ -168,7 +160,6 @@ impl<S: Storage> RaftLog<S> {
             max_applying_ents_size,
             applying_ents_size: 0,
             applying_ents_paused: false,
-            apply_read_failed: Cell::new(false),
         })
     }
 
@@ -300,19 +291,15 @@ impl<S: Storage> RaftLog<S> {
     ///
     /// # Errors
     /// The storage's error when it fails to read the entries (etcd
-    /// panics): `out` is left as it was, and no entries are handed out
-    /// until [`RaftLog::retry_reads`].
+    /// panics): `out` is left as it was. `RawNode` then hands out none
+    /// until its next message or acting tick.
     pub fn next_committed_ents_into(
         &self,
         allow_unstable: bool,
         out: &mut Vec<Entry>,
     ) -> Result<()> {
-        if self.applying_ents_paused
-            || self.apply_read_failed.get()
-            || self.has_next_or_in_progress_snapshot()
-        {
-            // Out of budget, a failed read not retried yet, or a snapshot
-            // goes first.
+        if self.applying_ents_paused || self.has_next_or_in_progress_snapshot() {
+            // Out of budget, or a snapshot goes first.
             return Ok(());
         }
         let lo = self.applying + 1;
@@ -333,27 +320,16 @@ impl<S: Storage> RaftLog<S> {
         let start = out.len();
         if let Err(e) = self.slice_into(lo, hi, max_size, out) {
             out.truncate(start);
-            self.apply_read_failed.set(true);
             return Err(e);
         }
         Ok(())
-    }
-
-    /// Lets the next Ready read committed entries again after a failed
-    /// read. Returns whether one had failed.
-    #[inline]
-    pub fn retry_reads(&self) -> bool {
-        self.apply_read_failed.replace(false)
     }
 
     /// Whether [`RaftLog::next_committed_ents`] would return entries (without
     /// reading them).
     // Ported from etcd-io/raft log.go (hasNextCommittedEnts).
     pub fn has_next_committed_ents(&self, allow_unstable: bool) -> bool {
-        if self.applying_ents_paused
-            || self.apply_read_failed.get()
-            || self.has_next_or_in_progress_snapshot()
-        {
+        if self.applying_ents_paused || self.has_next_or_in_progress_snapshot() {
             // With a snapshot pending, entries wait: it is applied first.
             return false;
         }

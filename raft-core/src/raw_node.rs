@@ -17,7 +17,9 @@ use crate::pb::{
     ConfChange, ConfChangeI, ConfChangeType, ConfState, Entry, HardState, Message, MessageType,
     Snapshot,
 };
-use crate::raft::{MembershipEvent, Raft, ReadState, SoftState, StateRole, INVALID_ID};
+use crate::raft::{
+    MembershipEvent, Raft, ReadState, SoftState, StateRole, INVALID_ID, MAYBE_READY, READ_FAILED,
+};
 use crate::status::{BasicStatus, Status};
 use crate::storage::Storage;
 use crate::types::EntryId;
@@ -406,8 +408,10 @@ impl<S: Storage> RawNode<S> {
     /// measured in ticks.
     #[inline]
     pub fn tick(&mut self) {
-        if self.raft.tick() | self.raft.raft_log.retry_reads() {
-            self.touch();
+        if self.raft.tick() {
+            // A tick that acts also retries a failed read of entries to
+            // apply (READ_FAILED cleared): one store, as before.
+            *self.raft.maybe_ready.get_mut() = MAYBE_READY;
         }
     }
 
@@ -417,7 +421,7 @@ impl<S: Storage> RawNode<S> {
     /// its full check again.
     #[inline]
     fn touch(&mut self) {
-        *self.raft.maybe_ready.get_mut() = true;
+        *self.raft.maybe_ready.get_mut() |= MAYBE_READY;
     }
 
     /// Makes this node campaign at once (it becomes a (pre-)candidate).
@@ -634,8 +638,8 @@ impl<S: Storage> RawNode<S> {
     /// [`Error::StepPeerNotFound`] for responses from unknown peers, and
     /// [`Error::ProposalDropped`] for a forwarded proposal that is dropped.
     pub fn step(&mut self, m: Message) -> Result<()> {
-        self.touch();
-        self.raft.raft_log.retry_reads();
+        // Also retries a failed read of entries to apply.
+        *self.raft.maybe_ready.get_mut() = MAYBE_READY;
         if m.msg_type.is_local() {
             return Err(Error::StepLocalMsg);
         }
@@ -733,7 +737,8 @@ impl<S: Storage> RawNode<S> {
     /// may change the answer runs (a tick that only counts is not one).
     #[inline]
     pub fn has_ready(&self) -> bool {
-        if !self.raft.maybe_ready.load(Ordering::Relaxed) {
+        let bits = self.raft.maybe_ready.load(Ordering::Relaxed);
+        if bits & MAYBE_READY == 0 {
             // A clear bit must never hide work: debug builds (and the
             // simulator's sim-assert profile) check it on every call.
             debug_assert!(
@@ -745,7 +750,11 @@ impl<S: Storage> RawNode<S> {
         }
         let ready = self.has_ready_full();
         if !ready {
-            self.raft.maybe_ready.store(false, Ordering::Relaxed);
+            // (Only `&mut self` methods set bits: no concurrent call can
+            // set one between the load and this store.)
+            self.raft
+                .maybe_ready
+                .store(bits & !MAYBE_READY, Ordering::Relaxed);
         }
         ready
     }
@@ -776,7 +785,8 @@ impl<S: Storage> RawNode<S> {
             || !r.msgs.is_empty()
             || !r.msgs_after_append.is_empty()
             || r.raft_log.has_next_unstable_ents()
-            || r.raft_log.has_next_committed_ents(true)
+            || (r.maybe_ready.load(Ordering::Relaxed) & READ_FAILED == 0
+                && r.raft_log.has_next_committed_ents(true))
             || !r.read_states.is_empty()
             || r.membership_events.is_some()
     }
@@ -793,12 +803,7 @@ impl<S: Storage> RawNode<S> {
         let mut entries = Spares::entries(&mut self.spares);
         entries.extend_from_slice(r.raft_log.next_unstable_ents());
         let mut committed_entries = Spares::entries(&mut self.spares);
-        if let Err(e) = r
-            .raft_log
-            .next_committed_ents_into(true, &mut committed_entries)
-        {
-            unapplied_read_failed(r.id, &e);
-        }
+        read_committed(r, true, &mut committed_entries);
         let snapshot = r.raft_log.next_unstable_snapshot().cloned();
         let ss = r.soft_state();
         let prev_ss = SoftState {
@@ -1048,12 +1053,7 @@ impl<S: Storage> RawNode<S> {
         }
         let r = &mut self.raft;
         let mut committed_entries = Spares::entries(&mut self.spares);
-        if let Err(e) = r
-            .raft_log
-            .next_committed_ents_into(false, &mut committed_entries)
-        {
-            unapplied_read_failed(r.id, &e);
-        }
+        read_committed(r, false, &mut committed_entries);
         // A configuration change not covered by a durable commit index
         // waits for a Ready that makes one durable (see `ready`): the
         // commit index reported here is written unsynced.
@@ -1516,15 +1516,28 @@ impl<T> SmallQueue<T> {
     }
 }
 
-/// Logs a failed read of committed entries for a Ready: the node does not
-/// panic (etcd does); handing out entries waits for its next tick or
-/// message, which retries the read.
+/// Reads the committed entries to hand out into `out`, unless a read
+/// failed since the last message or acting tick. A failed read (a storage
+/// error such as EIO) hands out none, is logged, and sets
+/// [`READ_FAILED`]: no Ready reads again, and `has_ready` does not report
+/// those entries, until a message or an acting tick clears it. etcd panics
+/// here.
+fn read_committed<S: Storage>(r: &mut Raft<S>, allow_unstable: bool, out: &mut Vec<Entry>) {
+    if *r.maybe_ready.get_mut() & READ_FAILED != 0 {
+        return;
+    }
+    if let Err(e) = r.raft_log.next_committed_ents_into(allow_unstable, out) {
+        *r.maybe_ready.get_mut() |= READ_FAILED;
+        read_failed(r.id, &e);
+    }
+}
+
 #[cold]
-fn unapplied_read_failed(id: u64, e: &Error) {
+fn read_failed(id: u64, e: &Error) {
     rlog!(
         Level::Error,
         id,
-        "{id} failed to read committed entries to apply ({e}); applying waits for the next tick or message"
+        "{id} failed to read committed entries to apply ({e}); applying waits for the next message or acting tick"
     );
 }
 
@@ -1881,6 +1894,8 @@ mod maybe_ready_tests {
                 .raft
                 .maybe_ready
                 .load(std::sync::atomic::Ordering::Relaxed)
+                & crate::raft::MAYBE_READY
+                != 0
         };
         assert!(!bit(&p));
         p.node.tick();

@@ -23,7 +23,7 @@ pub use membership::{MembershipEvent, NotPromotable};
 pub(crate) use read_only::ReadOnly;
 pub use read_only::ReadState;
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU8;
 
 use bytes::Bytes;
 
@@ -171,6 +171,13 @@ pub struct Bugs {
     pub light_skips_applying: bool,
 }
 
+/// [`Raft::maybe_ready`]: a Ready may be due (`RawNode::has_ready` must
+/// look).
+pub(crate) const MAYBE_READY: u8 = 1;
+/// [`Raft::maybe_ready`]: reading the committed entries to apply failed;
+/// none are handed out until the next message or acting tick.
+pub(crate) const READ_FAILED: u8 = 2;
+
 /// The Raft state machine of one node.
 // `repr(C)`: the fields are laid out in the order written. The ones an
 // idle group's tick and `RawNode::has_ready` read come first: the first
@@ -185,12 +192,16 @@ pub(crate) struct Raft<S: Storage> {
     pub state: StateRole,
     /// The node ignores ticks until woken (quiescence, see `quiesce.rs`).
     pub quiesced: bool,
-    /// `RawNode`'s "maybe ready" bit (kept here, in the node's first bytes,
-    /// for the sweep's sake): false only when `RawNode::has_ready` found
-    /// nothing and no entry point that may change its answer ran since.
-    /// Atomic only so that `has_ready`, which takes `&self`, may clear it
-    /// without making the node `!Sync`; every access is relaxed.
-    pub maybe_ready: AtomicBool,
+    /// `RawNode`'s "maybe ready" bits (kept here, in the node's first
+    /// bytes, for the sweep's sake). [`MAYBE_READY`]: clear only when
+    /// `RawNode::has_ready` found nothing and no entry point that may change
+    /// its answer ran since. [`READ_FAILED`]: the last read of committed
+    /// entries to apply failed (a storage error such as EIO), and none are
+    /// handed out until a message or an acting tick clears it (no Ready
+    /// fails the same read again meanwhile, and the node does not panic).
+    /// Atomic only so that `has_ready`, which takes `&self`, may clear a
+    /// bit without making the node `!Sync`; every access is relaxed.
+    pub maybe_ready: AtomicU8,
     /// Under lease-based reads, a restarted node does not know whom it last
     /// heard from: it refuses votes for its first election timeout, as if
     /// it had heard from a leader just before starting, so a lease it
@@ -360,7 +371,7 @@ impl<S: Storage> Raft<S> {
             quiesce_unsupported: false,
             quiesce_retry: false,
             quiesced: false,
-            maybe_ready: AtomicBool::new(true),
+            maybe_ready: AtomicU8::new(MAYBE_READY),
             rng: SplitMix64::new(seed),
             #[cfg(feature = "bug-injection")]
             bugs: Bugs::default(),
