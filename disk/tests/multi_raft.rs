@@ -4,7 +4,9 @@
 //! (`WriteBatch::add_ready` per group, one sync if any of them must sync),
 //! as a multi-raft host does. The host takes the freedoms the Ready
 //! contract gives: `Ready::messages` leave before the batch is written, and
-//! committed entries are applied before it on some rounds. Power cuts hit a
+//! committed entries are applied before it on some rounds. Its transport
+//! reports every snapshot's delivery to the sender (`report_snapshot`), as
+//! etcd's does. Power cuts hit a
 //! whole process at a random point of its writes (every group on its store
 //! loses its unsynced writes at once, and the last write may be torn); the
 //! process restarts every group from the reopened store. No entry a leader
@@ -18,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use raftlet::pb::{ConfState, EntryType, Message};
-use raftlet::{Config, RawNode, Ready, StateRole, Storage};
+use raftlet::pb::{ConfState, EntryType, Message, MessageType};
+use raftlet::{Config, RawNode, Ready, SnapshotStatus, StateRole, Storage};
 use raftlet_disk::{CrashMode, DiskGroup, DiskStore, FaultFs, Options, WriteBatch};
 
 const PROCESSES: u64 = 3;
@@ -236,9 +238,7 @@ impl World {
             // Snapshot and compact now and then: the batch holds the
             // commit index covering what was applied.
             let first = m.group.first_index().unwrap();
-            if m.applied_index > first + 12
-                && m.applied_index > m.group.snapshot(0, 0).unwrap().metadata.index
-            {
+            if m.applied_index > first + 12 && m.applied_index > m.group.snapshot_index() {
                 let at = m.applied_index;
                 let r = m
                     .group
@@ -273,8 +273,28 @@ impl World {
                 .collect::<Vec<_>>()
                 .join("\n");
             for (g, m) in mail {
-                if let Some(member) = self.member(m.to, g) {
-                    let _ = member.node.step(m);
+                let (from, to, snap) = (m.from, m.to, m.msg_type == MessageType::MsgSnap);
+                let delivered = match self.member(to, g) {
+                    Some(member) => {
+                        let _ = member.node.step(m);
+                        true
+                    }
+                    None => false,
+                };
+                if snap {
+                    // The transport tells the sender how a snapshot's
+                    // delivery went, as hosts must (etcd's ReportSnapshot):
+                    // a leader that compacted past the snapshot while it
+                    // was in flight waits for that report before it sends
+                    // a newer one.
+                    let status = if delivered {
+                        SnapshotStatus::Finish
+                    } else {
+                        SnapshotStatus::Failure
+                    };
+                    if let Some(leader) = self.member(from, g) {
+                        leader.node.report_snapshot(to, status);
+                    }
                 }
             }
         }
