@@ -1517,18 +1517,33 @@ impl<T> SmallQueue<T> {
 }
 
 /// Reads the committed entries to hand out into `out`, unless a read
-/// failed since the last message or acting tick. A failed read (a storage
-/// error such as EIO) hands out none, is logged, and sets
-/// [`READ_FAILED`]: no Ready reads again, and `has_ready` does not report
-/// those entries, until a message or an acting tick clears it. etcd panics
-/// here.
+/// failed since the last message or acting tick. A read the storage could
+/// not serve (an I/O error such as EIO: `StorageError::Other`) hands out
+/// none, is logged, and sets [`READ_FAILED`]: no Ready reads again, and
+/// `has_ready` does not report those entries, until a message or an
+/// acting tick clears it (etcd panics here).
+///
+/// # Panics
+/// When the storage says the entries are compacted or not there: the host
+/// broke the storage contract (it compacted entries it had not applied,
+/// or lost entries it reported durable), a broken invariant that retrying
+/// cannot mend, as in etcd. The C ABI and the bindings turn the panic
+/// into an error and refuse further calls on the node.
 fn read_committed<S: Storage>(r: &mut Raft<S>, allow_unstable: bool, out: &mut Vec<Entry>) {
     if *r.maybe_ready.get_mut() & READ_FAILED != 0 {
         return;
     }
-    if let Err(e) = r.raft_log.next_committed_ents_into(allow_unstable, out) {
-        *r.maybe_ready.get_mut() |= READ_FAILED;
-        read_failed(r.id, &e);
+    match r.raft_log.next_committed_ents_into(allow_unstable, out) {
+        Ok(()) => {}
+        Err(
+            e @ Error::Store(crate::StorageError::Compacted | crate::StorageError::Unavailable),
+        ) => {
+            panic!("unexpected error when getting unapplied entries: {e}")
+        }
+        Err(e) => {
+            *r.maybe_ready.get_mut() |= READ_FAILED;
+            read_failed(r.id, &e);
+        }
     }
 }
 
