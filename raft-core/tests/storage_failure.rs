@@ -18,11 +18,16 @@ use raftlet::{Config, MemoryStorage, RaftState, RawNode, Result, Storage, Storag
 struct Flaky {
     inner: MemoryStorage,
     failing: Arc<AtomicBool>,
+    /// Fail with `Compacted` instead of an I/O error.
+    compacted: bool,
 }
 
 impl Flaky {
     fn check(&self) -> Result<()> {
         if self.failing.load(Ordering::SeqCst) {
+            if self.compacted {
+                return Err(StorageError::Compacted.into());
+            }
             return Err(StorageError::Other("read: Input/output error (os error 5)".into()).into());
         }
         Ok(())
@@ -178,4 +183,37 @@ fn a_message_retries_a_failed_read() {
         applied.extend(cycle(&mut node, &s));
     }
     assert_eq!(applied.len(), 3);
+}
+
+/// A storage that says the entries to apply were compacted is not failing
+/// to read: the host broke the storage contract (it compacted entries it
+/// had not applied). Retrying cannot mend that, and the node panics, as
+/// etcd's does (the C ABI and the bindings report it and refuse the node).
+#[test]
+#[should_panic(expected = "unexpected error when getting unapplied entries")]
+fn entries_compacted_before_they_were_applied_still_panic() {
+    let s = Flaky {
+        compacted: true,
+        ..Flaky::default()
+    };
+    s.inner
+        .wl()
+        .set_conf_state(ConfState::from_voters([1]))
+        .unwrap();
+    let ents: Vec<Entry> = (1..=2)
+        .map(|i| Entry {
+            term: 1,
+            index: i,
+            ..Default::default()
+        })
+        .collect();
+    s.inner.wl().append(&ents).unwrap();
+    s.inner.wl().set_hard_state(HardState {
+        term: 1,
+        vote: 1,
+        commit: 2,
+    });
+    s.failing.store(true, Ordering::SeqCst);
+    let mut node = RawNode::new(&Config::new(1), s).unwrap();
+    let _ = node.ready();
 }
