@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use common::{view, View};
-use raftlet::pb::{ConfState, EntryType, Message};
-use raftlet::{Config, RawNode, StateRole, Storage};
+use raftlet::pb::{ConfState, EntryType, Message, MessageType};
+use raftlet::{Config, RawNode, SnapshotStatus, StateRole, Storage};
 use raftlet_disk::{CrashMode, DiskGroup, DiskStore, FaultFs, FileSystem, Options, StdFs};
 
 const GROUP: u64 = 1;
@@ -171,7 +171,7 @@ impl Cluster {
                 // (A crash between snapshot and compaction leaves a
                 // snapshot past the compaction point.)
                 if h.applied_index > first + compact_after
-                    && h.applied_index > h.group.snapshot(0, 0).unwrap().metadata.index
+                    && h.applied_index > h.group.snapshot_index()
                 {
                     let at = h.applied_index;
                     let data = encode_state(&h.applied);
@@ -189,12 +189,28 @@ impl Cluster {
                 return;
             }
             for m in mailbox {
-                if self.isolated.contains(&m.from) || self.isolated.contains(&m.to) {
-                    continue;
+                let (from, to) = (m.from, m.to);
+                let snap = m.msg_type == MessageType::MsgSnap;
+                let mut delivered = false;
+                if !self.isolated.contains(&from) && !self.isolated.contains(&to) {
+                    if let Some(Some(h)) = self.nodes.get_mut(&to).map(|n| n.host.as_mut()) {
+                        let _ = h.node.step(m);
+                        delivered = true;
+                    }
                 }
-                let to = m.to;
-                if let Some(Some(h)) = self.nodes.get_mut(&to).map(|n| n.host.as_mut()) {
-                    let _ = h.node.step(m);
+                if snap {
+                    // The transport reports how a snapshot's delivery went,
+                    // as etcd's does: a leader that compacted past a
+                    // snapshot in flight waits for the report before it
+                    // sends a newer one.
+                    let status = if delivered {
+                        SnapshotStatus::Finish
+                    } else {
+                        SnapshotStatus::Failure
+                    };
+                    if let Some(Some(h)) = self.nodes.get_mut(&from).map(|n| n.host.as_mut()) {
+                        h.node.report_snapshot(to, status);
+                    }
                 }
             }
         }
