@@ -16,10 +16,9 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use bytes::Bytes;
+use common::{decode_state, encode_state, open};
 use raftlet::pb::{ConfState, EntryType, Message, MessageType};
 use raftlet::{Config, RawNode, Ready, SnapshotStatus, StateRole, Storage};
 use raftlet_disk::{CrashMode, DiskGroup, DiskStore, FaultFs, Options, WriteBatch};
@@ -32,10 +31,6 @@ fn opts() -> Options {
         segment_size: 16 << 10,
         rewrite_max_bytes: 4 << 10,
     }
-}
-
-fn dir() -> PathBuf {
-    PathBuf::from("/process")
 }
 
 /// A process's member of one group: its node and the host's state machine.
@@ -83,33 +78,13 @@ struct World {
     groups_per_batch: usize,
 }
 
-fn encode_state(applied: &[Bytes]) -> Bytes {
-    let mut v = Vec::new();
-    for a in applied {
-        v.extend_from_slice(a);
-        v.push(b'\n');
-    }
-    Bytes::from(v)
-}
-
-fn decode_state(data: &[u8]) -> Vec<Bytes> {
-    data.split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(Bytes::copy_from_slice)
-        .collect()
-}
-
-fn open(fs: &FaultFs) -> raftlet_disk::Result<DiskStore> {
-    DiskStore::open_with(Arc::new(fs.clone()), Path::new(&dir()), opts())
-}
-
 impl World {
     fn new(seed: u64) -> World {
         let voters: Vec<u64> = (1..=PROCESSES).collect();
         let mut processes = BTreeMap::new();
         for id in 1..=PROCESSES {
             let fs = FaultFs::new();
-            let store = open(&fs).unwrap();
+            let store = open(&fs, opts()).unwrap();
             for g in GROUPS {
                 store
                     .group(g)
@@ -146,7 +121,8 @@ impl World {
     /// out again as committed entries.
     fn start(&mut self, id: u64) {
         let p = self.processes.get_mut(&id).unwrap();
-        let store = open(&p.fs).unwrap_or_else(|e| panic!("process {id} does not reopen: {e}"));
+        let store =
+            open(&p.fs, opts()).unwrap_or_else(|e| panic!("process {id} does not reopen: {e}"));
         let mut members = BTreeMap::new();
         for g in GROUPS {
             let group = store.group(g);

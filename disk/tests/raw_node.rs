@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use common::{view, View};
+use common::{decode_state, encode_state, view, View};
 use raftlet::pb::{ConfState, EntryType, Message, MessageType};
 use raftlet::{Config, RawNode, SnapshotStatus, StateRole, Storage};
 use raftlet_disk::{CrashMode, DiskGroup, DiskStore, FaultFs, FileSystem, Options, StdFs};
@@ -47,23 +47,6 @@ fn opts() -> Options {
         segment_size: 32 << 10,
         rewrite_max_bytes: 8 << 10,
     }
-}
-
-/// The state machine's snapshot: its payloads, one per line.
-fn encode_state(applied: &[Bytes]) -> Bytes {
-    let mut v = Vec::new();
-    for a in applied {
-        v.extend_from_slice(a);
-        v.push(b'\n');
-    }
-    Bytes::from(v)
-}
-
-fn decode_state(data: &[u8]) -> Vec<Bytes> {
-    data.split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(Bytes::copy_from_slice)
-        .collect()
 }
 
 impl Cluster {

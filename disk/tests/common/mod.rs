@@ -130,3 +130,21 @@ pub fn last_segment(dir: &Path) -> PathBuf {
     names.sort();
     dir.join(names.last().unwrap())
 }
+
+/// A test state machine's snapshot: its applied payloads, one per line.
+pub fn encode_state(applied: &[Bytes]) -> Bytes {
+    let mut v = Vec::new();
+    for a in applied {
+        v.extend_from_slice(a);
+        v.push(b'\n');
+    }
+    Bytes::from(v)
+}
+
+/// The payloads of a snapshot made by [`encode_state`].
+pub fn decode_state(data: &[u8]) -> Vec<Bytes> {
+    data.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(Bytes::copy_from_slice)
+        .collect()
+}
