@@ -60,6 +60,36 @@ impl Storage for Flaky {
     }
 }
 
+/// A storage holding `n` entries of term 1 (payloads `e1`..), all
+/// committed, for a configuration of `voters`, whose entry reads already
+/// fail: with an I/O error, or with `Compacted` when `compacted`.
+fn committed_log(voters: &[u64], n: u64, vote: u64, compacted: bool) -> Flaky {
+    let s = Flaky {
+        compacted,
+        ..Flaky::default()
+    };
+    s.inner
+        .wl()
+        .set_conf_state(ConfState::from_voters(voters.to_vec()))
+        .unwrap();
+    let ents: Vec<Entry> = (1..=n)
+        .map(|i| Entry {
+            term: 1,
+            index: i,
+            data: Some(format!("e{i}").into_bytes().into()),
+            ..Default::default()
+        })
+        .collect();
+    s.inner.wl().append(&ents).unwrap();
+    s.inner.wl().set_hard_state(HardState {
+        term: 1,
+        vote,
+        commit: n,
+    });
+    s.failing.store(true, Ordering::SeqCst);
+    s
+}
+
 /// Takes a Ready, writes what it asks to the storage, advances; returns
 /// the payloads it handed out to apply.
 fn cycle(node: &mut RawNode<Flaky>, s: &Flaky) -> Vec<Vec<u8>> {
@@ -86,26 +116,7 @@ fn normal(e: &Entry) -> Option<Vec<u8>> {
 /// out, in order, once.
 #[test]
 fn a_failed_read_of_committed_entries_waits_for_the_next_tick() {
-    let s = Flaky::default();
-    s.inner
-        .wl()
-        .set_conf_state(ConfState::from_voters([1]))
-        .unwrap();
-    let ents: Vec<Entry> = (1..=5)
-        .map(|i| Entry {
-            term: 1,
-            index: i,
-            data: Some(format!("e{i}").into_bytes().into()),
-            ..Default::default()
-        })
-        .collect();
-    s.inner.wl().append(&ents).unwrap();
-    s.inner.wl().set_hard_state(HardState {
-        term: 1,
-        vote: 1,
-        commit: 5,
-    });
-    s.failing.store(true, Ordering::SeqCst);
+    let s = committed_log(&[1], 5, 1, false);
     let mut node = RawNode::new(&Config::new(1), s.clone()).unwrap();
 
     // The read fails: a Ready without the entries, no panic.
@@ -149,26 +160,7 @@ fn a_failed_read_of_committed_entries_waits_for_the_next_tick() {
 /// its leader's messages, and the message retries the read.
 #[test]
 fn a_message_retries_a_failed_read() {
-    let s = Flaky::default();
-    s.inner
-        .wl()
-        .set_conf_state(ConfState::from_voters([1, 2]))
-        .unwrap();
-    let ents: Vec<Entry> = (1..=3)
-        .map(|i| Entry {
-            term: 1,
-            index: i,
-            data: Some(format!("e{i}").into_bytes().into()),
-            ..Default::default()
-        })
-        .collect();
-    s.inner.wl().append(&ents).unwrap();
-    s.inner.wl().set_hard_state(HardState {
-        term: 1,
-        vote: 0,
-        commit: 3,
-    });
-    s.failing.store(true, Ordering::SeqCst);
+    let s = committed_log(&[1, 2], 3, 0, false);
     let mut node = RawNode::new(&Config::new(2), s.clone()).unwrap();
     assert!(cycle(&mut node, &s).is_empty());
     assert!(!node.has_ready());
@@ -192,28 +184,7 @@ fn a_message_retries_a_failed_read() {
 #[test]
 #[should_panic(expected = "unexpected error when getting unapplied entries")]
 fn entries_compacted_before_they_were_applied_still_panic() {
-    let s = Flaky {
-        compacted: true,
-        ..Flaky::default()
-    };
-    s.inner
-        .wl()
-        .set_conf_state(ConfState::from_voters([1]))
-        .unwrap();
-    let ents: Vec<Entry> = (1..=2)
-        .map(|i| Entry {
-            term: 1,
-            index: i,
-            ..Default::default()
-        })
-        .collect();
-    s.inner.wl().append(&ents).unwrap();
-    s.inner.wl().set_hard_state(HardState {
-        term: 1,
-        vote: 1,
-        commit: 2,
-    });
-    s.failing.store(true, Ordering::SeqCst);
+    let s = committed_log(&[1], 2, 1, true);
     let mut node = RawNode::new(&Config::new(1), s).unwrap();
     let _ = node.ready();
 }
