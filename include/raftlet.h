@@ -430,6 +430,26 @@ typedef struct raftlet_ready_flat {
   // saves a call per ready for heartbeats, their responses and read
   // states; no later state of the node makes it wrong.
   bool advance_is_noop;
+  // The index that advancing this ready reports applied: the last
+  // committed entry handed out by it and the readies before it.
+  uint64_t apply_index;
+  // Whether advancing this ready does nothing but report entries up to
+  // `apply_index` applied: its write was reported durable as it was
+  // taken (raftlet_node_ready_persisted, raftlet_node_advance_light).
+  // Then raftlet_node_advance_apply_to(node, apply_index) and
+  // raftlet_ready_free, in either order, do what raftlet_node_advance
+  // and raftlet_ready_free do: a host may free the ready at once and
+  // report its entries applied at any later time, as hosts that apply
+  // asynchronously do.
+  bool advance_is_apply_only;
+  // Whether, when this ready was handed out, the node had no other
+  // ready and reporting entries up to `apply_index` applied gives it
+  // none (no committed entries wait behind them, and no joint
+  // configuration is left automatically on their application): a
+  // host that makes no other call of the node in between knows,
+  // without asking, that raftlet_node_has_ready is false after that
+  // report. Only set with `advance_is_apply_only`.
+  bool idle_after_apply;
 } raftlet_ready_flat;
 
 // The scalar part of a node's status.

@@ -638,7 +638,9 @@ pub unsafe extern "C" fn raftlet_node_ready_persisted(
                 commit = c;
                 r.absorb_light(committed, messages, commit, st.applying);
                 r.set_noop(st.rn.basic_status().applied);
-                has = Some(st.rn.has_ready());
+                let now = st.rn.has_ready();
+                r.set_idle_after_apply(now, st.rn.apply_may_make_ready());
+                has = Some(now);
                 RAFTLET_OK
             });
             if acked != RAFTLET_OK {
@@ -833,14 +835,17 @@ fn advance_ready_light(
             "the ready was handed out by another node",
         );
     }
-    let (light, has_out) = match light {
+    let (mut light, has_out) = match light {
         Some((l, h)) => (Some(l), Some(h)),
         None => (None, None),
     };
     with_state(node, |st, track| {
-        let rc = advance_locked(st, track, r, apply, light);
+        let rc = advance_locked(st, track, r, apply, light.as_deref_mut());
         if let (RAFTLET_OK, Some(h)) = (rc, has_out) {
             *h = st.rn.has_ready();
+            if let Some(Some(lr)) = light {
+                lr.set_idle_after_apply(*h, st.rn.apply_may_make_ready());
+            }
         }
         rc
     })

@@ -117,6 +117,10 @@ pub struct raftlet_ready {
     /// acknowledged as it is taken and everything handed out to apply so
     /// far was reported applied.
     pub(crate) noop: bool,
+    /// Whether the node had no ready when this light ready was handed out
+    /// and reporting its entries applied would give it none (see
+    /// `raftlet_ready_flat::idle_after_apply`).
+    pub(crate) idle_after_apply: bool,
     /// Entry vectors of an earlier ready (its `entries` and
     /// `committed_entries`, emptied), offered to the node that makes the
     /// next ready in this box ([`NewReady::new_with`]): a leader's busy
@@ -304,6 +308,7 @@ impl Spare {
             drop_in_place(addr_of_mut!((*raw).stale));
             drop_in_place(addr_of_mut!((*raw).light));
             drop_in_place(addr_of_mut!((*raw).noop));
+            drop_in_place(addr_of_mut!((*raw).idle_after_apply));
             drop_in_place(addr_of_mut!((*raw).snapshot_encoded));
             drop_in_place(addr_of_mut!((*raw).envelope));
             drop_in_place(addr_of_mut!((*raw).flat.view));
@@ -393,6 +398,7 @@ fn fields_written_in_place(r: &raftlet_ready) {
         stale: _,
         light: _,
         noop: _,
+        idle_after_apply: _,
         spare_entries: _,
         buf: _,
         spans: _,
@@ -486,6 +492,7 @@ impl NewReady {
             addr_of_mut!((*p).stale).write(AtomicBool::new(false));
             addr_of_mut!((*p).light).write(None);
             addr_of_mut!((*p).noop).write(false);
+            addr_of_mut!((*p).idle_after_apply).write(false);
             addr_of_mut!((*p).snapshot_encoded).write(snapshot_encoded);
             addr_of_mut!((*p).envelope).write(OnceLock::new());
             addr_of_mut!((*p).flat.view).write(raftlet_ready_flat::EMPTY);
@@ -552,6 +559,16 @@ impl NewReady {
     pub(crate) fn set_noop(&mut self, applied: u64) {
         let r = &mut *self.0;
         r.noop = r.light.is_some() && r.applying <= applied;
+    }
+
+    /// Records, for a light ready, whether the node it came from is left
+    /// without a ready once its entries are reported applied: `has` is
+    /// whether the node has one now and `may_wake` whether reporting them
+    /// could make one (`RawNode::apply_may_make_ready`), both read under
+    /// the lock that handed the ready out.
+    pub(crate) fn set_idle_after_apply(&mut self, has: bool, may_wake: bool) {
+        let r = &mut *self.0;
+        r.idle_after_apply = r.light.is_some() && !has && !may_wake;
     }
 
     /// Builds the ready's views and hands it out: from here it is
@@ -1151,6 +1168,26 @@ pub struct raftlet_ready_flat {
     /// saves a call per ready for heartbeats, their responses and read
     /// states; no later state of the node makes it wrong.
     pub advance_is_noop: bool,
+    /// The index that advancing this ready reports applied: the last
+    /// committed entry handed out by it and the readies before it.
+    pub apply_index: u64,
+    /// Whether advancing this ready does nothing but report entries up to
+    /// `apply_index` applied: its write was reported durable as it was
+    /// taken (raftlet_node_ready_persisted, raftlet_node_advance_light).
+    /// Then raftlet_node_advance_apply_to(node, apply_index) and
+    /// raftlet_ready_free, in either order, do what raftlet_node_advance
+    /// and raftlet_ready_free do: a host may free the ready at once and
+    /// report its entries applied at any later time, as hosts that apply
+    /// asynchronously do.
+    pub advance_is_apply_only: bool,
+    /// Whether, when this ready was handed out, the node had no other
+    /// ready and reporting entries up to `apply_index` applied gives it
+    /// none (no committed entries wait behind them, and no joint
+    /// configuration is left automatically on their application): a
+    /// host that makes no other call of the node in between knows,
+    /// without asking, that raftlet_node_has_ready is false after that
+    /// report. Only set with `advance_is_apply_only`.
+    pub idle_after_apply: bool,
 }
 
 impl raftlet_ready_flat {
@@ -1186,6 +1223,9 @@ impl raftlet_ready_flat {
         has_snapshot: false,
         must_sync: false,
         advance_is_noop: false,
+        apply_index: 0,
+        advance_is_apply_only: false,
+        idle_after_apply: false,
     };
 }
 
@@ -1250,6 +1290,9 @@ impl raftlet_ready {
             has_snapshot: rd.snapshot.is_some(),
             must_sync: rd.must_sync,
             advance_is_noop: self.noop,
+            apply_index: self.applying,
+            advance_is_apply_only: self.light.is_some(),
+            idle_after_apply: self.idle_after_apply,
         };
     }
 

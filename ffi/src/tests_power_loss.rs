@@ -218,6 +218,9 @@ struct Taken {
     snapshot: Option<(u64, Vec<u8>)>,
     must_sync: bool,
     noop: bool,
+    /// `apply_index` when `advance_is_apply_only`.
+    apply_only: Option<u64>,
+    idle_after_apply: bool,
 }
 
 /// Copies out what `flat` holds.
@@ -269,6 +272,8 @@ unsafe fn copy_view(flat: *const raftlet_ready_flat) -> Taken {
                 .then(|| (f.snapshot.index, bytes(f.snapshot.data).to_vec())),
             must_sync: f.must_sync,
             noop: f.advance_is_noop,
+            apply_only: f.advance_is_apply_only.then_some(f.apply_index),
+            idle_after_apply: f.idle_after_apply,
         }
     }
 }
@@ -315,6 +320,8 @@ struct Held {
     rd: *mut raftlet_ready,
     commit_to_write: bool,
     noop: bool,
+    /// `apply_index` when advancing it only reports entries applied.
+    apply_only: Option<u64>,
     /// Whether its write was acknowledged as it was made (a light ready, or
     /// one of style (A) without a snapshot): advancing it then makes no
     /// light ready.
@@ -345,6 +352,9 @@ struct Host {
     /// ready is taken meanwhile.
     style_a: Option<Held>,
     held: Vec<Held>,
+    /// The applied index owed to the node: apply-only readies freed
+    /// without their report, made later (raftlet_node_advance_apply_to).
+    owed_apply: Option<u64>,
 }
 
 impl Host {
@@ -362,6 +372,7 @@ impl Host {
             .chain(self.style_a.take().map(|h| h.rd))
             .chain(self.held.drain(..).map(|h| h.rd))
             .collect();
+        self.owed_apply = None;
         // SAFETY: every handle is live and owned by this host, and freed
         // once here (then forgotten); a ready may outlive its node.
         unsafe {
@@ -399,6 +410,10 @@ struct Stats {
     delivered: usize,
     /// Snapshots of a state machine recorded in its storage.
     snapshots: usize,
+    /// Apply-only readies freed with their report owed to a later step.
+    owed_applies: usize,
+    /// Apply-only readies ended at once on their `idle_after_apply`.
+    idle_reports: usize,
 }
 
 /// A broken invariant.
@@ -446,6 +461,10 @@ struct Sim {
     seed: u64,
     /// The planted host bug: readies of style (B) written without a sync.
     lying: bool,
+    /// The nodes' max_committed_size_per_ready, small on some seeds so
+    /// that committed entries wait behind those being applied (0: the
+    /// library's default, no wait in practice).
+    apply_budget: u64,
     opts: Options,
     hosts: Vec<Host>,
     net: Vec<Msg>,
@@ -500,10 +519,12 @@ impl Sim {
         let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x5eed);
         let segment_size = [4 << 10, 16 << 10, 64 << 10][rng.below(3)];
         let rewrite_max_bytes = [0, 4 << 10, 16 << 20][rng.below(3)];
+        let apply_budget = [0, 0, 32, 128][rng.below(4)];
         Sim {
             rng,
             seed,
             lying,
+            apply_budget,
             opts: Options {
                 segment_size,
                 rewrite_max_bytes,
@@ -606,6 +627,7 @@ impl Sim {
                 flights: VecDeque::new(),
                 style_a: None,
                 held: Vec::new(),
+                owed_apply: None,
             });
             self.start(id as usize - 1, true)?;
         }
@@ -677,6 +699,10 @@ impl Sim {
                 ("pre_vote", raftlet_config_set_pre_vote(cfg, true)),
                 ("seed", raftlet_config_set_seed(cfg, seed)),
                 ("applied", raftlet_config_set_applied(cfg, applied)),
+                (
+                    "max_committed_size_per_ready",
+                    raftlet_config_set_max_committed_size_per_ready(cfg, self.apply_budget),
+                ),
             ];
             if let Some((name, rc)) = set.into_iter().find(|(_, rc)| *rc != RAFTLET_OK) {
                 raftlet_config_free(cfg);
@@ -1139,6 +1165,7 @@ impl Sim {
             Ack(usize),
             FinishA,
             Held(usize),
+            OwedApply,
         }
         let h = &self.hosts[i];
         let mut acts = Vec::new();
@@ -1164,6 +1191,9 @@ impl Sim {
             acts.extend((0..h.flights.len()).map(Act::Ack));
         }
         acts.extend((0..h.held.len()).map(Act::Held));
+        if h.owed_apply.is_some() {
+            acts.push(Act::OwedApply);
+        }
         let Some(&act) = pick(&mut self.rng, &acts) else {
             return Ok(());
         };
@@ -1179,6 +1209,15 @@ impl Sim {
             Act::Held(k) => {
                 let h = self.hosts[i].held.swap_remove(k);
                 self.finish(i, h, "held ready")
+            }
+            Act::OwedApply => {
+                let h = &mut self.hosts[i];
+                let (id, node) = (h.id, h.node);
+                let index = h.owed_apply.take().expect("an owed apply");
+                // SAFETY: a live node.
+                let rc = unsafe { raftlet_node_advance_apply_to(node, index) };
+                self.ev(format!("n{id} reports applied up to {index}, owed"));
+                ok("raftlet_node_advance_apply_to", rc)
             }
         }
     }
@@ -1241,6 +1280,7 @@ impl Sim {
             rd,
             commit_to_write: false,
             noop: t.noop,
+            apply_only: t.apply_only,
             acked: t.snapshot.is_none(),
         });
         self.ev(format!(
@@ -1265,10 +1305,51 @@ impl Sim {
         self.apply_ready(i, &mut t)?;
         self.send(id, t.early)?;
         self.send(id, t.persisted)?;
+        if t.idle_after_apply && self.rng.percent(25) {
+            let held = self.hosts[i].style_a.take().expect("just put");
+            return self.report_idle(i, held);
+        }
         if t.noop && self.rng.percent(50) {
             // May be freed at any later time, with nothing else.
             let held = self.hosts[i].style_a.take().expect("just put");
             self.hosts[i].held.push(held);
+        }
+        Ok(())
+    }
+
+    /// Ends an apply-only ready whose view said `idle_after_apply`, with
+    /// no other call of the node since it was handed out: its entries
+    /// reported applied (raftlet_node_advance_apply_to) and the ready freed,
+    /// in either order; the node must then have no ready, as the view
+    /// promised.
+    fn report_idle(&mut self, i: usize, held: Held) -> Res {
+        let h = &self.hosts[i];
+        let (id, node) = (h.id, h.node);
+        let index = held.apply_only.expect("an apply-only ready");
+        let free_first = self.rng.percent(50);
+        // SAFETY: live handles; the ready is forgotten here.
+        let rc = unsafe {
+            if free_first {
+                raftlet_ready_free(held.rd);
+            }
+            let rc = raftlet_node_advance_apply_to(node, index);
+            if !free_first {
+                raftlet_ready_free(held.rd);
+            }
+            rc
+        };
+        self.stats.idle_reports += 1;
+        self.ev(format!("n{id} reports applied up to {index} and frees"));
+        ok("raftlet_node_advance_apply_to", rc)?;
+        let mut has = true;
+        // SAFETY: a live node; a local output.
+        ok("raftlet_node_has_ready", unsafe {
+            raftlet_node_has_ready(node, &mut has)
+        })?;
+        if has {
+            return Err(format!(
+                "n{id} has a ready after applying a ready whose view said idle_after_apply"
+            ));
         }
         Ok(())
     }
@@ -1443,6 +1524,7 @@ impl Sim {
             rd: light,
             commit_to_write: !with_storage,
             noop: t.noop,
+            apply_only: t.apply_only,
             acked: true,
         });
         self.ev(format!(
@@ -1461,7 +1543,14 @@ impl Sim {
         }
         self.apply_ready(i, &mut t)?;
         self.send(id, t.early)?;
-        self.send(id, t.persisted)
+        self.send(id, t.persisted)?;
+        if t.idle_after_apply && with_storage && self.rng.percent(25) {
+            // Nothing owed (its commit was written by the call), and no
+            // call of the node since.
+            let held = self.hosts[i].held.pop().expect("just put");
+            return self.report_idle(i, held);
+        }
+        Ok(())
     }
 
     /// Frees flights `..=k` of node `i` (acknowledged, or covered).
@@ -1493,6 +1582,12 @@ impl Sim {
         let rd = held.rd;
         let how = if held.noop && self.rng.percent(50) {
             "frees"
+        } else if let Some(index) = held.apply_only.filter(|_| self.rng.percent(30)) {
+            // Freed now, its entries reported applied at a later step.
+            let owed = &mut self.hosts[i].owed_apply;
+            *owed = Some(owed.map_or(index, |o| o.max(index)));
+            self.stats.owed_applies += 1;
+            "frees (applied reported later)"
         } else if self.rng.percent(50) {
             // SAFETY: live handles.
             let rc = unsafe { raftlet_node_advance(node, rd) };
@@ -1703,6 +1798,8 @@ fn run_honest(list: &[u64]) {
                 total.lights += s.lights;
                 total.delivered += s.delivered;
                 total.snapshots += s.snapshots;
+                total.owed_applies += s.owed_applies;
+                total.idle_reports += s.idle_reports;
                 total.max_index = total.max_index.max(s.max_index);
             }
             Err(v) => fails.push(v),
@@ -1726,6 +1823,12 @@ fn run_honest(list: &[u64]) {
     assert!(
         list.len() < 20 || total.proposals_applied >= 20 * list.len(),
         "too little progress under crashes: {total:?}"
+    );
+    // The freedoms of apply-only readies were taken.
+    assert!(
+        list.len() < 20 || (total.owed_applies > 0 && total.idle_reports > 0),
+        "no apply-only ready was freed with its report owed, or ended on \
+         idle_after_apply: {total:?}"
     );
 }
 

@@ -1281,6 +1281,46 @@ impl<S: Storage> RawNode<S> {
         self.raft.applied_to(index, size);
     }
 
+    /// Whether reporting every committed entry handed out so far applied
+    /// ([`RawNode::advance_apply`]) could give the node a Ready it does not
+    /// have now: committed entries wait behind those (the applying budget,
+    /// `max_committed_size_per_ready`, held them back), or a leader in a
+    /// joint configuration leaves it automatically once it is applied.
+    /// When this is false and [`RawNode::has_ready`] is false, the node has
+    /// no Ready after `advance_apply` either, so a host (or a binding) that
+    /// defers the report to the node's next call need not ask again.
+    ///
+    /// ```
+    /// # use raftlet::pb::ConfState;
+    /// # use raftlet::{Config, MemoryStorage, RawNode};
+    /// let storage = MemoryStorage::new_with_conf_state(ConfState::from_voters(vec![1]))?;
+    /// let mut node = RawNode::new(&Config::new(1), storage.clone())?;
+    /// node.campaign()?;
+    /// for proposal in [None, Some(b"x".to_vec())] {
+    ///     if let Some(data) = proposal {
+    ///         node.propose(data)?;
+    ///     }
+    ///     while node.has_ready() {
+    ///         let rd = node.ready();
+    ///         storage.wl().append(&rd.entries)?;
+    ///         if let Some(hs) = rd.hard_state {
+    ///             storage.wl().set_hard_state(hs);
+    ///         }
+    ///         node.advance_append(rd);
+    ///     }
+    /// }
+    /// // Everything committed was handed out: applying it wakes nothing.
+    /// assert!(!node.apply_may_make_ready());
+    /// node.advance_apply();
+    /// assert!(!node.has_ready());
+    /// # Ok::<(), raftlet::Error>(())
+    /// ```
+    pub fn apply_may_make_ready(&self) -> bool {
+        let r = &self.raft;
+        r.raft_log.committed > r.raft_log.applying
+            || (r.trk.config.auto_leave && r.state == StateRole::Leader)
+    }
+
     /// The term of the entry at `index` in the node's log (stable or not),
     /// or `None` when the log does not hold it (compacted, beyond the last
     /// index, or unavailable in storage). A host that checks its writes

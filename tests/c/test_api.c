@@ -3520,6 +3520,96 @@ static void test_ready_advance_is_noop(void) {
     raftlet_config_free(cfg);
 }
 
+/* raftlet_ready_flat.advance_is_apply_only, apply_index, idle_after_apply:
+ * a ready whose write was acknowledged as it was taken may be freed and
+ * its entries reported applied with raftlet_node_advance_apply_to, in
+ * either order, instead of an advance. idle_after_apply says whether the
+ * node has a ready after that report: not when all committed entries were
+ * handed out; yes when the applying budget (max_committed_size_per_ready)
+ * held some back, which the report releases. A ready taken without
+ * persisting is not apply-only. */
+static void test_ready_apply_only(void) {
+    for (int budget = 0; budget < 2; budget++) {
+        raftlet_config *cfg = NULL;
+        raftlet_storage *st = NULL;
+        raftlet_node *node = NULL;
+        EXPECT_OK(raftlet_config_new(1, &cfg));
+        if (budget) {
+            EXPECT_OK(raftlet_config_set_max_committed_size_per_ready(cfg, 1));
+        }
+        EXPECT_OK(raftlet_storage_new_memory(&st));
+        const uint64_t voters[] = {1};
+        EXPECT_OK(raftlet_storage_set_conf_state(st, voters, 1, NULL, 0));
+        EXPECT_OK(raftlet_node_new(cfg, st, &node));
+        raftlet_config_free(cfg);
+        const raftlet_ready_flat *fl = NULL;
+        bool has = true;
+        EXPECT_OK(raftlet_node_campaign(node));
+        for (int i = 0; i < 10 && has; i++) {
+            raftlet_ready *rd = take_persisted(node, st, &fl);
+            if (rd == NULL) {
+                break;
+            }
+            EXPECT_OK(raftlet_node_advance(node, rd));
+            raftlet_ready_free(rd);
+            EXPECT_OK(raftlet_node_has_ready(node, &has));
+        }
+        CHECK(!has);
+        raftlet_basic_status bs;
+        EXPECT_OK(raftlet_node_basic_status(node, &bs));
+        uint64_t last = bs.applied + 3;
+
+        EXPECT_OK(raftlet_node_propose(node, B("one"), 3));
+        EXPECT_OK(raftlet_node_propose(node, B("two"), 3));
+        EXPECT_OK(raftlet_node_propose(node, B("three"), 5));
+        int readies = 0;
+        for (bool free_first = true; bs.applied < last && readies < 10; free_first = !free_first) {
+            raftlet_ready *rd = take_persisted(node, st, &fl);
+            if (rd == NULL) {
+                break;
+            }
+            readies++;
+            size_t n = fl->committed_entry_count;
+            CHECK(fl->advance_is_apply_only && n > 0);
+            if (n == 0) {
+                raftlet_ready_free(rd);
+                break;
+            }
+            uint64_t index = fl->apply_index;
+            CHECK(index == fl->committed_entries[n - 1].index);
+            bool idle = fl->idle_after_apply;
+            CHECK(idle == (index == last));
+            if (free_first) {
+                raftlet_ready_free(rd);
+            }
+            EXPECT_OK(raftlet_node_advance_apply_to(node, index));
+            if (!free_first) {
+                raftlet_ready_free(rd);
+            }
+            EXPECT_OK(raftlet_node_basic_status(node, &bs));
+            CHECK(bs.applied == index);
+            EXPECT_OK(raftlet_node_has_ready(node, &has));
+            CHECK(has == !idle);
+        }
+        /* Without a budget one ready hands out all three; with a budget of
+         * one byte, one entry each. */
+        CHECK(bs.applied == last && readies == (budget ? 3 : 1));
+
+        EXPECT_OK(raftlet_node_read_index(node, B("r"), 1));
+        raftlet_ready *rd = NULL;
+        raftlet_result w = RAFTLET_PANIC;
+        EXPECT_OK(raftlet_node_ready_flat(node, NULL, true, &rd, &fl, &w, &has));
+        CHECK(rd != NULL && fl != NULL && !fl->advance_is_apply_only && !fl->idle_after_apply);
+        if (rd != NULL) {
+            EXPECT_OK(raftlet_storage_append_ready(st, rd));
+            EXPECT_OK(raftlet_node_advance(node, rd));
+            raftlet_ready_free(rd);
+        }
+        raftlet_node_free(node);
+        raftlet_storage_free(st);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Quiescence: idle groups sleep, proposals wake them, and followers told   */
 /* that the leader's node is silent elect a new leader                      */
@@ -3830,6 +3920,7 @@ int main(void) {
     RUN(test_advance_light);
     RUN(test_ready_persisted);
     RUN(test_ready_advance_is_noop);
+    RUN(test_ready_apply_only);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }
