@@ -522,6 +522,17 @@ typedef struct {
 
 static void go_take_ready(raftlet_node *n, raftlet_storage *s, bool only_if_ready, go_ready_flat_res *r);
 
+// Reports entries up to owed applied, when owed is not 0: the report the
+// Go side owes the node for views it released without a crossing
+// (RawNode.deferAdvance), made first thing in the node's next crossing.
+// It fails only on a poisoned node, which the call after it reports.
+static void go_pay(raftlet_node *n, uint64_t owed) {
+	if (owed != 0) (void)raftlet_node_advance_apply_to(n, owed);
+}
+static go_res go_node_advance_apply_to(uintptr_t n_, uint64_t index) {
+	return go_res_of(raftlet_node_advance_apply_to((raftlet_node *)n_, index));
+}
+
 // Frees the nslots readies of slots and the n of rel, released by the Go
 // side without an advance (their flat views said advance_is_noop) and
 // left to the next crossing of any node that takes a ready or ticks a
@@ -535,10 +546,12 @@ static void go_release(const uintptr_t *slots, size_t nslots, const uintptr_t *r
 // Takes the next ready and its flat view, persists it into s when s is
 // not NULL, then reads has_ready: a whole Ready in one crossing. rd is
 // NULL when no ready was taken; a failed write leaves the ready taken.
-static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel) {
+static go_ready_flat_res go_node_ready_flat(uintptr_t n_, uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel,
+		uint64_t owed) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
 	go_release(slots, nslots, rel, nrel);
+	go_pay(n, owed);
 	go_ready_flat_res r;
 	memset(&r, 0, sizeof r);
 	go_take_ready(n, s, false, &r);
@@ -616,10 +629,11 @@ typedef raftlet_result (*go_bytes_call)(raftlet_node *, const uint8_t *, size_t)
 // persisted into s: a proposal or a read request and the Ready it leaves
 // (the entry; the heartbeats that confirm the read) in one crossing.
 static go_then_ready_res go_bytes_then_ready(go_bytes_call call, uintptr_t n_, const uint8_t *d, size_t len,
-		uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel) {
+		uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel, uint64_t owed) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
 	go_release(slots, nslots, rel, nrel);
+	go_pay(n, owed);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(call(n, d, len));
@@ -630,10 +644,11 @@ static go_then_ready_res go_bytes_then_ready(go_bytes_call call, uintptr_t n_, c
 // Steps msgs (every one, as raftlet_node_step_batch) and, when the node
 // then has a ready, takes it persisted into s.
 static go_then_ready_res go_node_step_batch_ready(uintptr_t n_, const raftlet_bytes *msgs, size_t count,
-		uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel) {
+		uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel, uint64_t owed) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
 	go_release(slots, nslots, rel, nrel);
+	go_pay(n, owed);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	r.first = go_res_of(raftlet_node_step_batch(n, msgs, count, NULL));
@@ -687,10 +702,12 @@ static go_hr_res go_node_packed_batch(uintptr_t n_, const uint8_t *buf, const si
 // go_node_packed_batch's step, then the next ready as
 // go_node_step_batch_ready.
 static go_then_ready_res go_node_packed_step_ready(uintptr_t n_, const uint8_t *buf, const size_t *lens,
-		size_t count, uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel) {
+		size_t count, uintptr_t s_, const uintptr_t *slots, size_t nslots, const uintptr_t *rel, size_t nrel,
+		uint64_t owed) {
 	raftlet_node *n = (raftlet_node *)n_;
 	raftlet_storage *s = (raftlet_storage *)s_;
 	go_release(slots, nslots, rel, nrel);
+	go_pay(n, owed);
 	go_then_ready_res r;
 	memset(&r, 0, sizeof r);
 	raftlet_bytes stack[64];
@@ -712,9 +729,13 @@ static go_then_ready_res go_node_packed_step_ready(uintptr_t n_, const uint8_t *
 	go_then_take(n, s, &r);
 	return r;
 }
+// Reports the nowed applied indexes owed (owed_nodes[i] is owed
+// owed_index[i]), then ticks the nodes.
 static go_res go_tick_many(raftlet_node *const *nodes, size_t count, uint8_t *bitmap, const uintptr_t *slots,
-		size_t nslots, const uintptr_t *rel, size_t nrel) {
+		size_t nslots, const uintptr_t *rel, size_t nrel, const uintptr_t *owed_nodes, const uint64_t *owed_index,
+		size_t nowed) {
 	go_release(slots, nslots, rel, nrel);
+	for (size_t i = 0; i < nowed; i++) go_pay((raftlet_node *)owed_nodes[i], owed_index[i]);
 	return go_res_of(raftlet_tick_many(nodes, count, bitmap));
 }
 */
@@ -1158,10 +1179,11 @@ func cNodeLearners(n cNode) ([]LearnerStatus, error) {
 // view) in one crossing, with has_ready afterwards.
 // With s not nil, the ready is persisted into s in the same crossing:
 // persistErr is the write's outcome (the ready is taken either way).
-func cReadyFlat(n cNode, s cStorage, h *readyHandle) (has, known bool, persistErr, err error) {
+// Entries up to owed (when not 0) are reported applied first.
+func cReadyFlat(n cNode, s cStorage, h *readyHandle, owed uint64) (has, known bool, persistErr, err error) {
 	var rl relTake
 	rl.take()
-	r := C.go_node_ready_flat(nodeH(n), storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n)
+	r := C.go_node_ready_flat(nodeH(n), storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n, C.uint64_t(owed))
 	rl.done()
 	if err := errorOf(r.hr.res); err != nil {
 		return false, false, nil, err
@@ -1267,18 +1289,29 @@ func cNodeProposeBatch(n cNode, b *batch, payloads [][]byte) (bool, bool, error)
 	return hrOf(r)
 }
 
-// cTickMany ticks the nodes (C handles, in C memory: no Go pointers) and
-// writes the has-ready bitmap.
-func cTickMany(nodes []cNode, bitmap []byte) error {
+// cTickMany reports the applied indexes owed (owedIndex[i] to
+// owedNodes[i]), then ticks the nodes (C handles, in C memory: no Go
+// pointers) and writes the has-ready bitmap.
+func cTickMany(nodes []cNode, bitmap []byte, owedNodes []C.uintptr_t, owedIndex []C.uint64_t) error {
 	if len(nodes) == 0 {
 		return nil
 	}
 	var rl relTake
 	rl.take()
+	var on *C.uintptr_t
+	var oi *C.uint64_t
+	if len(owedNodes) > 0 {
+		on, oi = &owedNodes[0], &owedIndex[0]
+	}
 	r := C.go_tick_many((**C.raftlet_node)(unsafe.Pointer(&nodes[0])), C.size_t(len(nodes)),
-		(*C.uint8_t)(unsafe.Pointer(&bitmap[0])), &rl.slots[0], rl.ns, rl.p, rl.n)
+		(*C.uint8_t)(unsafe.Pointer(&bitmap[0])), &rl.slots[0], rl.ns, rl.p, rl.n, on, oi, C.size_t(len(owedNodes)))
 	rl.done()
 	return errorOf(r)
+}
+
+// cNodeAdvanceApplyTo reports entries up to index applied.
+func cNodeAdvanceApplyTo(n cNode, index uint64) error {
+	return errorOf(C.go_node_advance_apply_to(nodeH(n), C.uint64_t(index)))
 }
 
 // releaseSlots is the number of released readies that wait without a
@@ -1435,25 +1468,26 @@ func cNodeAdvanceReadyFlat(n cNode, old *readyHandle, s cStorage, nh *nodeHandle
 
 // cNodeProposeReady proposes data and takes the Ready it leaves (persisted
 // into s when s is not nil) in one crossing.
-func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+func cNodeProposeReady(n cNode, data []byte, s cStorage, nh *nodeHandle, owed uint64) (h *readyHandle, has, known bool,
 	proposeErr, persistErr, err error) {
-	return cNodeBytesReady(C.go_bytes_call(C.raftlet_node_propose), n, data, s, nh)
+	return cNodeBytesReady(C.go_bytes_call(C.raftlet_node_propose), n, data, s, nh, owed)
 }
 
 // cNodeReadIndexReady is cNodeProposeReady for a read request.
-func cNodeReadIndexReady(n cNode, rctx []byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+func cNodeReadIndexReady(n cNode, rctx []byte, s cStorage, nh *nodeHandle, owed uint64) (h *readyHandle, has, known bool,
 	readErr, persistErr, err error) {
-	return cNodeBytesReady(C.go_bytes_call(C.raftlet_node_read_index), n, rctx, s, nh)
+	return cNodeBytesReady(C.go_bytes_call(C.raftlet_node_read_index), n, rctx, s, nh, owed)
 }
 
 // cNodeBytesReady calls call(n, data) and takes the Ready it leaves, in
 // one crossing (go_bytes_then_ready): firstErr is the call's outcome.
-func cNodeBytesReady(call C.go_bytes_call, n cNode, data []byte, s cStorage, nh *nodeHandle) (h *readyHandle,
+// Entries up to owed (when not 0) are reported applied first.
+func cNodeBytesReady(call C.go_bytes_call, n cNode, data []byte, s cStorage, nh *nodeHandle, owed uint64) (h *readyHandle,
 	has, known bool, firstErr, persistErr, err error) {
 	p, l := bytesPtr(data)
 	var rl relTake
 	rl.take()
-	r := C.go_bytes_then_ready(call, nodeH(n), p, l, storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n)
+	r := C.go_bytes_then_ready(call, nodeH(n), p, l, storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n, C.uint64_t(owed))
 	rl.done()
 	firstErr = errorOf(r.first)
 	h, has, known, persistErr, err = thenReady(&r, nh, nil)
@@ -1463,7 +1497,7 @@ func cNodeBytesReady(call C.go_bytes_call, n cNode, data []byte, s cStorage, nh 
 // cNodeStepBatchReady steps msgs as cNodeStepBatch (stepErr its outcome)
 // and, when that left a ready, takes it as cNodeAdvanceReadyFlat does,
 // in one crossing.
-func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeHandle) (h *readyHandle, has, known bool,
+func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeHandle, owed uint64) (h *readyHandle, has, known bool,
 	stepErr, persistErr, err error) {
 	var r C.go_then_ready_res
 	if b.packable(msgs) {
@@ -1471,14 +1505,15 @@ func cNodeStepBatchReady(n cNode, b *batch, msgs [][]byte, s cStorage, nh *nodeH
 		bp, lp := b.packed()
 		var rl relTake
 		rl.take()
-		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n)
+		r = C.go_node_packed_step_ready(nodeH(n), bp, lp, C.size_t(len(msgs)), storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n,
+			C.uint64_t(owed))
 		rl.done()
 	} else {
 		b.fill(msgs)
 		p, l := b.ptr()
 		var rl relTake
 		rl.take()
-		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n)
+		r = C.go_node_step_batch_ready(nodeH(n), p, l, storeH(s), &rl.slots[0], rl.ns, rl.p, rl.n, C.uint64_t(owed))
 		rl.done()
 	}
 	b.release()

@@ -43,6 +43,16 @@ type RawNode struct {
 	hrEpoch uint64
 	hr      bool
 	hrOK    bool
+	// The ready (and its generation) whose take set that cache, nil when
+	// another call set it: only then does the ready's idle_after_apply
+	// describe the node as it is.
+	hrTake    *readyHandle
+	hrTakeGen uint64
+	// The applied index owed to the node: the entries of views released
+	// without a crossing whose advance would only have reported them
+	// applied (see deferAdvance). The node's next crossing reports it
+	// first; 0 when nothing is owed.
+	applyOwed uint64
 }
 
 // scratch holds the buffers a node reuses from call to call: the
@@ -169,20 +179,67 @@ func (rn *RawNode) Close() error {
 
 // ptr is the C node for a call that may change it: the has_ready cache
 // is dropped (calls that read has_ready in the same crossing set it
-// again).
+// again). An applied index owed to the node is reported first, in a
+// crossing of its own: every call sees the node as an advance would
+// have left it.
 func (rn *RawNode) ptr() (cNode, error) {
 	if rn == nil || rn.h.p == nil {
 		return nil, ErrClosed
 	}
 	rn.hrOK = false
+	if rn.applyOwed != 0 {
+		rn.payApply()
+	}
 	return rn.h.p, nil
+}
+
+// ptrOwing is ptr for a call that reports the owed applied index itself,
+// first thing in its own crossing: the index comes back (0 when none is
+// owed) and is no longer owed. Call it last before the crossing.
+func (rn *RawNode) ptrOwing() (cNode, uint64, error) {
+	if rn == nil || rn.h.p == nil {
+		return nil, 0, ErrClosed
+	}
+	rn.hrOK = false
+	owed := rn.applyOwed
+	rn.applyOwed = 0
+	return rn.h.p, owed, nil
+}
+
+// payApply reports the owed applied index to the node. It fails only on
+// a poisoned node, which the next call reports.
+func (rn *RawNode) payApply() {
+	_ = cNodeAdvanceApplyTo(rn.h.p, rn.applyOwed)
+	rn.applyOwed = 0
+}
+
+// owe records that entries up to index are applied and owed to the node
+// (see deferAdvance); a TickSet reports it before it ticks the node.
+func (rn *RawNode) owe(index uint64) {
+	if index <= rn.applyOwed {
+		return
+	}
+	if rn.applyOwed == 0 && rn.set != nil {
+		rn.set.owing = append(rn.set.owing, rn)
+	}
+	rn.applyOwed = index
 }
 
 // setHR records what a call learned about has_ready.
 func (rn *RawNode) setHR(has, known bool) {
 	rn.hr, rn.hrOK = has, known
+	rn.hrTake = nil
 	if rn.set != nil {
 		rn.hrEpoch = rn.set.epoch
+	}
+}
+
+// setHRTaken is setHR for a call that took the ready of h (nil when it
+// took none): the cache then speaks for the node as that ready left it.
+func (rn *RawNode) setHRTaken(has, known bool, h *readyHandle) {
+	rn.setHR(has, known)
+	if h != nil {
+		rn.hrTake, rn.hrTakeGen = h, h.gen.Load()
 	}
 }
 
@@ -450,25 +507,25 @@ func (rn *RawNode) HasReady() bool {
 // With s not nil the ready is also persisted into s, in the same
 // crossing: persistErr is the write's outcome.
 func (rn *RawNode) takeReady(s *MemoryStorage) (h *readyHandle, persistErr, err error) {
-	p, err := rn.ptr()
-	if err != nil {
-		return nil, nil, err
-	}
 	var sp cStorage
 	if s != nil {
 		if sp, err = s.ptr(); err != nil {
 			return nil, nil, err
 		}
 	}
+	p, owed, err := rn.ptrOwing()
+	if err != nil {
+		return nil, nil, err
+	}
 	h = rn.h.takeHandle()
-	has, known, persistErr, err := cReadyFlat(p, sp, h)
+	has, known, persistErr, err := cReadyFlat(p, sp, h, owed)
 	runtime.KeepAlive(rn)
 	runtime.KeepAlive(s)
 	if err != nil {
 		rn.h.releaseHandle(h)
 		return nil, nil, err
 	}
-	rn.setHR(has, known)
+	rn.setHRTaken(has, known, h)
 	rn.h.pending = append(rn.h.pending, h)
 	return h, persistErr, nil
 }
@@ -544,6 +601,13 @@ func (rn *RawNode) ReadyViewPersisted(s *MemoryStorage) (ReadyView, error) {
 // node that takes a Ready (ReadyView, ReadyViewPersisted, AdvanceViewNext,
 // StepBatchReady, ProposeReady, ReadIndexReady), the next Tick of any
 // TickSet, or the next Close, first thing in that call's crossing.
+//
+// So does a view taken persisted whose advance would only report its
+// committed entries applied, when the node was not called since it was
+// taken and the library said reporting them leaves the node without a
+// Ready (a single voter's proposal, a leader's entries its own write
+// commits): the report is made first thing in the node's next crossing,
+// whatever the call, and HasReady stays false without one.
 func (rn *RawNode) AdvanceView(v ReadyView) error {
 	if v.rn != rn {
 		return &Error{CodeReadyForeign, "the ReadyView was not handed out by this node"}
@@ -563,9 +627,28 @@ func (rn *RawNode) AdvanceView(v ReadyView) error {
 // there reuses its buffers. The has_ready cache stays as it is: the node
 // did not change. It reports whether it released h; when it did not,
 // nothing changed.
+//
+// A view whose advance would only report its entries applied
+// (advance_is_apply_only: its write acknowledged as it was taken) is
+// released the same way when the library said the node has no Ready
+// once they are reported (idle_after_apply) and nothing reached the node
+// since the view was taken (the has_ready cache is the one its take set):
+// the report is owed to the node, made first thing in its next crossing
+// (see ptr), and the cache stays false, as the report leaves it. No call
+// of the node sees the difference; a single voter's proposal then costs
+// one crossing (ProposeReady) instead of two.
 func (rn *RawNode) deferAdvance(h *readyHandle, gen uint64) bool {
-	if rn == nil || rn.h.p == nil || !h.live(gen) || h.flat == nil || !bool(h.flat.advance_is_noop) ||
+	if rn == nil || rn.h.p == nil || !h.live(gen) || h.flat == nil ||
 		len(rn.h.pending) != 1 || rn.h.pending[0] != h {
+		return false
+	}
+	f := h.flat
+	switch {
+	case bool(f.advance_is_noop):
+	case bool(f.advance_is_apply_only) && bool(f.idle_after_apply) &&
+		rn.hrTake == h && rn.hrTakeGen == gen && rn.knownIdle():
+		rn.owe(uint64(f.apply_index))
+	default:
 		return false
 	}
 	releaseLater(h.p)
@@ -713,7 +796,8 @@ func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyVie
 		return ReadyView{}, &Error{CodeReadyForeign, "the ReadyView was not handed out by this node"}
 	}
 	// Without a crossing when there is no next Ready to take and v's
-	// advance would change nothing (see AdvanceView).
+	// advance would change nothing, or only report entries applied (see
+	// AdvanceView).
 	if rn.knownIdle() && rn.deferAdvance(v.h, v.gen) {
 		return ReadyView{}, nil
 	}
@@ -736,7 +820,7 @@ func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyVie
 	if err != nil {
 		return ReadyView{}, err
 	}
-	rn.setHR(has, known)
+	rn.setHRTaken(has, known, h)
 	if h == nil {
 		return ReadyView{}, nil
 	}
@@ -752,8 +836,8 @@ func (rn *RawNode) AdvanceViewNext(v ReadyView, s *MemoryStorage) (next ReadyVie
 // is the failure to take it (next not Valid) or to write it (next Valid,
 // as for ReadyViewPersisted).
 func (rn *RawNode) StepBatchReady(msgs [][]byte, s *MemoryStorage) (next ReadyView, stepErr, err error) {
-	return rn.thenReady(s, func(p cNode, sp cStorage) (*readyHandle, bool, bool, error, error, error) {
-		return cNodeStepBatchReady(p, &rn.scratch().b, msgs, sp, rn.h)
+	return rn.thenReady(s, func(p cNode, sp cStorage, owed uint64) (*readyHandle, bool, bool, error, error, error) {
+		return cNodeStepBatchReady(p, &rn.scratch().b, msgs, sp, rn.h, owed)
 	})
 }
 
@@ -766,8 +850,8 @@ func (rn *RawNode) StepBatchReady(msgs [][]byte, s *MemoryStorage) (next ReadyVi
 // Valid when no Ready was waiting; err is the failure to take it (next
 // not Valid) or to write it (next Valid, as for ReadyViewPersisted).
 func (rn *RawNode) ProposeReady(data []byte, s *MemoryStorage) (next ReadyView, proposeErr, err error) {
-	return rn.thenReady(s, func(p cNode, sp cStorage) (*readyHandle, bool, bool, error, error, error) {
-		return cNodeProposeReady(p, data, sp, rn.h)
+	return rn.thenReady(s, func(p cNode, sp cStorage, owed uint64) (*readyHandle, bool, bool, error, error, error) {
+		return cNodeProposeReady(p, data, sp, rn.h, owed)
 	})
 }
 
@@ -777,25 +861,25 @@ func (rn *RawNode) ProposeReady(data []byte, s *MemoryStorage) (next ReadyView, 
 // firstErr is the outcome of the change; err that of taking or writing
 // the Ready, as those methods report them.
 func (rn *RawNode) thenReady(s *MemoryStorage,
-	call func(p cNode, sp cStorage) (h *readyHandle, has, known bool, firstErr, persistErr, err error),
+	call func(p cNode, sp cStorage, owed uint64) (h *readyHandle, has, known bool, firstErr, persistErr, err error),
 ) (next ReadyView, firstErr, err error) {
-	p, err := rn.ptr()
-	if err != nil {
-		return ReadyView{}, err, err
-	}
 	var sp cStorage
 	if s != nil {
 		if sp, err = s.ptr(); err != nil {
 			return ReadyView{}, err, err
 		}
 	}
-	h, has, known, firstErr, persistErr, err := call(p, sp)
+	p, owed, err := rn.ptrOwing()
+	if err != nil {
+		return ReadyView{}, err, err
+	}
+	h, has, known, firstErr, persistErr, err := call(p, sp, owed)
 	runtime.KeepAlive(rn)
 	runtime.KeepAlive(s)
 	if err != nil {
 		return ReadyView{}, firstErr, err
 	}
-	rn.setHR(has, known)
+	rn.setHRTaken(has, known, h)
 	if h == nil {
 		return ReadyView{}, firstErr, nil
 	}
@@ -824,8 +908,8 @@ func (rn *RawNode) ReadIndex(rctx []byte) error {
 // Ready). readErr is ReadIndex's outcome; next and err as for
 // ProposeReady.
 func (rn *RawNode) ReadIndexReady(rctx []byte, s *MemoryStorage) (next ReadyView, readErr, err error) {
-	return rn.thenReady(s, func(p cNode, sp cStorage) (*readyHandle, bool, bool, error, error, error) {
-		return cNodeReadIndexReady(p, rctx, sp, rn.h)
+	return rn.thenReady(s, func(p cNode, sp cStorage, owed uint64) (*readyHandle, bool, bool, error, error, error) {
+		return cNodeReadIndexReady(p, rctx, sp, rn.h, owed)
 	})
 }
 

@@ -491,6 +491,11 @@ type TickSet struct {
 	ptrs   []cNode // the nodes' C handles (C pointers only)
 	bitmap []byte
 	epoch  uint64 // bumped by every Tick: the nodes' has_ready caches expire
+	// The nodes that may owe an applied index (RawNode.owe): Tick reports
+	// what they owe before it ticks them. The arrays are reused.
+	owing     []*RawNode
+	owedNodes []C.uintptr_t
+	owedIndex []C.uint64_t
 }
 
 // NewTickSet makes a set of the given nodes (see Add).
@@ -515,6 +520,9 @@ func (s *TickSet) Add(rn *RawNode) error {
 	}
 	rn.set, rn.slot = s, len(s.nodes)
 	rn.hrOK = false
+	if rn.applyOwed != 0 {
+		s.owing = append(s.owing, rn)
+	}
 	s.nodes = append(s.nodes, rn)
 	s.ptrs = append(s.ptrs, rn.h.p)
 	return nil
@@ -557,7 +565,18 @@ func (s *TickSet) Tick() error {
 		s.bitmap = make([]byte, (n+7)/8)
 	}
 	s.bitmap = s.bitmap[:(n+7)/8]
-	err := cTickMany(s.ptrs, s.bitmap)
+	s.owedNodes, s.owedIndex = s.owedNodes[:0], s.owedIndex[:0]
+	for i, rn := range s.owing {
+		// Nodes that left the set, closed or paid since are skipped.
+		if rn.set == s && rn.h.p != nil && rn.applyOwed != 0 {
+			s.owedNodes = append(s.owedNodes, nodeH(rn.h.p))
+			s.owedIndex = append(s.owedIndex, C.uint64_t(rn.applyOwed))
+			rn.applyOwed = 0
+		}
+		s.owing[i] = nil
+	}
+	s.owing = s.owing[:0]
+	err := cTickMany(s.ptrs, s.bitmap, s.owedNodes, s.owedIndex)
 	runtime.KeepAlive(s)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -557,8 +558,10 @@ func crossings(f func()) int64 {
 // A view whose advance changes nothing in the node (taken persisted, its
 // write acknowledged, nothing left to apply: a read state) is advanced
 // without a cgo crossing, by AdvanceView and by AdvanceViewNext when the
-// node is known to have no Ready; it is stale at once. A view with an
-// entry to apply is advanced by a crossing, and reports the entry applied.
+// node is known to have no Ready; it is stale at once. A single voter's
+// proposal, whose view has an entry to apply and nothing after it, is
+// advanced without a crossing too, its report owed to the node's next
+// call (TestApplyOnlyAdvanceIsOwed), which reads the entry applied.
 // The ready released without a crossing is freed by the node's next call
 // that takes a Ready, whose write is still acknowledged at once (the
 // entry comes back committed in the view that carries it), and by Close.
@@ -573,8 +576,8 @@ func TestNoopAdvanceCostsNoCrossing(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	// proposeApplied proposes data and advances its view: one crossing
-	// for the advance, and the entry applied.
+	// proposeApplied proposes data and advances its view, without a
+	// crossing; the next call reads the entry applied.
 	proposeApplied := func(data string) {
 		t.Helper()
 		v, perr, err := rn.ProposeReady([]byte(data), s)
@@ -592,8 +595,8 @@ func TestNoopAdvanceCostsNoCrossing(t *testing.T) {
 			if next.Valid() {
 				t.Fatal("a Ready after a single voter's proposal")
 			}
-		}); calls == 0 {
-			t.Fatal("a view with an entry to apply was advanced without a crossing")
+		}); calls != 0 {
+			t.Fatalf("a single voter's proposal's view was advanced with %d crossings, want 0", calls)
 		}
 		if got := rn.BasicStatus().Applied; got != index {
 			t.Fatalf("applied %d after advancing entry %d", got, index)
@@ -760,4 +763,163 @@ func TestReleasedReadiesAcrossGoroutines(t *testing.T) {
 	if got := releasedCount(); got != 0 {
 		t.Fatalf("%d readies left released after a crossing", got)
 	}
+}
+
+// An apply-only view (taken persisted, its write acknowledged: advancing
+// it only reports its entries applied) is released without a crossing
+// when the library said the node has no Ready once they are reported
+// (idle_after_apply) and nothing reached the node since the take. The
+// report is owed and made first thing in the node's next crossing: a
+// single voter's proposal costs one crossing, and every call sees the
+// node as an advance would have left it (Status, a proposal, a Tick of a
+// TickSet, Close). A view whose entries the applying budget cut short,
+// or one after which the node was called, is advanced by a crossing.
+func TestApplyOnlyAdvanceIsOwed(t *testing.T) {
+	check := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	c := newTestCluster(t, 1)
+	c.elect(1)
+	n := c.nodes[1]
+	rn, s := n.rn, n.storage
+	applied := rn.BasicStatus().Applied
+
+	// proposal proposes data and returns its view, the entry committed.
+	proposal := func(data string) (ReadyView, uint64) {
+		t.Helper()
+		v, perr, err := rn.ProposeReady([]byte(data), s)
+		check("ProposeReady", perr)
+		check("ProposeReady", err)
+		ents, err := v.CommittedEntries()
+		check("CommittedEntries", err)
+		if len(ents) != 1 || string(ents[0].Data()) != data {
+			t.Fatalf("the view of %q commits %d entries", data, len(ents))
+		}
+		return v, ents[0].Index
+	}
+
+	// The propose/apply loop: one crossing per proposal.
+	const rounds = 50
+	var last uint64
+	if calls := crossings(func() {
+		for i := 0; i < rounds; i++ {
+			v, index := proposal(fmt.Sprintf("p%d", i))
+			next, err := rn.AdvanceViewNext(v, s)
+			check("AdvanceViewNext", err)
+			if next.Valid() || rn.HasReady() {
+				t.Fatal("a Ready after a single voter's proposal")
+			}
+			if v.Valid() {
+				t.Fatal("an advanced view is valid")
+			}
+			last = index
+		}
+	}); calls != rounds {
+		t.Fatalf("%d proposals took %d crossings, want one each", rounds, calls)
+	}
+	if rn.applyOwed != last {
+		t.Fatalf("owed %d, want %d", rn.applyOwed, last)
+	}
+	// Every call sees the entries applied.
+	if got := rn.BasicStatus().Applied; got != last || got != applied+rounds {
+		t.Fatalf("applied %d, want %d", got, last)
+	}
+	if rn.applyOwed != 0 {
+		t.Fatal("still owed after a call of the node")
+	}
+
+	// A call between the take and the advance: the view says nothing of
+	// the node any more, so the advance crosses.
+	v, index := proposal("between")
+	rn.Tick()
+	if calls := crossings(func() { check("AdvanceView", rn.AdvanceView(v)) }); calls == 0 {
+		t.Fatal("a view was released without a crossing after a Tick")
+	}
+	if got := rn.BasicStatus().Applied; got != index {
+		t.Fatalf("applied %d, want %d", got, index)
+	}
+
+	// In a TickSet the set's Tick makes the report, in its one crossing.
+	set, err := NewTickSet(rn)
+	check("NewTickSet", err)
+	v, index = proposal("in a set")
+	check("AdvanceView", rn.AdvanceView(v))
+	if rn.applyOwed != index {
+		t.Fatalf("owed %d, want %d", rn.applyOwed, index)
+	}
+	if calls := crossings(func() { check("Tick", set.Tick()) }); calls != 1 {
+		t.Fatalf("a Tick with an owed report took %d crossings, want 1", calls)
+	}
+	if rn.applyOwed != 0 {
+		t.Fatal("the set's Tick left the report owed")
+	}
+	if got := rn.BasicStatus().Applied; got != index {
+		t.Fatalf("applied %d after the set's Tick, want %d", got, index)
+	}
+	set.Remove(rn)
+
+	// Owed when the node closes: nothing to report to.
+	v, _ = proposal("closing")
+	check("AdvanceView", rn.AdvanceView(v))
+	check("Close", rn.Close())
+
+	// The applying budget cuts a batch short: each view hands out one
+	// entry, the others wait, and the report releases the next.
+	st := NewMemoryStorage()
+	cfg := testConfig(1, st)
+	cfg.MaxCommittedSizePerReady = 1
+	b, err := NewRawNode(cfg)
+	check("NewRawNode", err)
+	defer b.Close()
+	check("Bootstrap", b.Bootstrap([]Peer{{ID: 1}}))
+	drain := func() {
+		for b.HasReady() {
+			v, err := b.ReadyViewPersisted(st)
+			check("ReadyViewPersisted", err)
+			check("AdvanceView", b.AdvanceView(v))
+		}
+	}
+	drain()
+	check("Campaign", b.Campaign())
+	drain()
+	if b.BasicStatus().RaftState != StateLeader {
+		t.Fatal("the single voter is not the leader")
+	}
+	check("ProposeBatch", b.ProposeBatch([][]byte{[]byte("x"), []byte("y"), []byte("z")}))
+	var got []string
+	for b.HasReady() {
+		v, err := b.ReadyViewPersisted(st)
+		check("ReadyViewPersisted", err)
+		ents, err := v.CommittedEntries()
+		check("CommittedEntries", err)
+		for i := range ents {
+			got = append(got, string(ents[i].Data()))
+		}
+		more := len(got) < 3
+		calls := crossings(func() { check("AdvanceView", b.AdvanceView(v)) })
+		if more && calls == 0 {
+			t.Fatalf("a view cut short by the budget was released without a crossing (%d entries so far)", len(got))
+		}
+		if !more && calls != 0 {
+			t.Fatalf("the last view was advanced with %d crossings, want 0", calls)
+		}
+	}
+	if strings.Join(got, "") != "xyz" {
+		t.Fatalf("applied %q, want x, y, z", got)
+	}
+	if st, last := b.BasicStatus().Applied, mustLastIndex(t, st); st != last {
+		t.Fatalf("applied %d of %d", st, last)
+	}
+}
+
+func mustLastIndex(t *testing.T, s *MemoryStorage) uint64 {
+	t.Helper()
+	i, err := s.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
 }
