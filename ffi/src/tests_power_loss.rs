@@ -792,7 +792,15 @@ impl Sim {
         self.ev(format!(
             "settling: every node must apply up to {target}, and {SETTLE_PROPOSALS} new proposals"
         ));
-        for _ in 0..SETTLE_STEPS {
+        // A small applying budget hands out an entry or two per ready, and
+        // the lagging node applies its backlog a ready cycle (several
+        // steps) per entry: it gets more steps.
+        let steps = if self.apply_budget != 0 {
+            3 * SETTLE_STEPS
+        } else {
+            SETTLE_STEPS
+        };
+        for _ in 0..steps {
             let last = self.settled.last().copied().unwrap_or(0).max(target);
             if self.settled.len() >= SETTLE_PROPOSALS
                 && self.hosts.iter().all(|h| h.applied >= last)
@@ -811,7 +819,7 @@ impl Sim {
         }
         let applied: Vec<u64> = self.hosts.iter().map(|h| h.applied).collect();
         Err(format!(
-            "stuck: after {SETTLE_STEPS} steps without crashes or losses the nodes \
+            "stuck: after {steps} steps without crashes or losses the nodes \
              applied up to {applied:?}, not {target}, and {} of {SETTLE_PROPOSALS} new \
              proposals (a committed entry was lost, or the cluster cannot make progress)",
             self.settled.len()
