@@ -666,7 +666,7 @@ def main() -> None:
     add("")
     add("Where raftlet through Go is behind etcd raft or close to it (see bindings/go/README.md, "
         "\"Performance\", for the profiles): rows of small operations pay a fixed cost per "
-        "cgo crossing and per C Ready (B3: two crossings per proposal, one Ready cycle; "
+        "cgo crossing and per C Ready (B3: one crossing per proposal, one Ready cycle; "
         "B5 at one read per round: four crossings, four Ready cycles; native Rust raftlet "
         "does B3 about three times faster, so the cost is the boundary, not the core, and "
         "mostly its C side: the profile table's C ABI rows). Large payloads no longer pay "
@@ -921,60 +921,59 @@ rounds alternate which implementation goes first, so the ratio within
 each round, raftlet's run against the peer's run beside it, moves less
 than the ratio of the medians above. The table shows both ("within
 rounds": the median of the five rounds' ratios); the met column reads the
-ratio of medians. This run fell in a quiet period: most native figures
-are 15-40% above the last run's, raftlet's most (B3 526 ns/op against
-801; raft-rs's B3 did not move), while callgrind counts raftlet's B3 work
-only 3% below last time's (3,687 instructions against 3,800) and its B1
-work the same. The ratios below therefore read higher than the last run's
-by more than the work per entry changed.
+ratio of medians. Instruction counts (callgrind, the last rows of the
+table) do not drift: raftlet's B3 work is 3,711 instructions a proposal
+(3,687 in the last run), its B1 work 4,098 an entry (the same).
 
-- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** Met (2.13×, within rounds
-  2.12×; 3.35× etcd). By instructions raftlet does 2.6× less work per
+- **B1batch 128 B (≥ 2× raft-rs, ≥ 3× etcd).** Met (2.23×, within rounds
+  2.47×; 3.43× etcd). By instructions raftlet does 2.6× less work per
   entry than raft-rs's faster codec; what is left is dominated by work
   the instruction count underrates: atomic reference-count operations on
   the payloads and the payload copies that the rules require of every
   implementation.
-- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** Missed: 1.16×
-  (within rounds 1.15×; 0.90× in the last run). Six messages per entry.
+- **B1 with `coalesce_appends = false` (≥ 1.5× raft-rs).** Missed: 0.93×
+  (within rounds 1.06×; 1.16× in the last run). Six messages per entry.
   By callgrind at 51,200 entries raftlet executes 1.40× fewer
-  instructions than raft-rs (1,073M against 1,507M), yet runs only about
-  1.1× faster: both spend about a fifth of their time in glibc's malloc
-  slow paths (bursts of a round's messages overflow the per-thread cache)
-  and about an eighth in memmove. Of raftlet's 13 allocations per entry
-  (raft-rs: 30), six are the harness's encode buffers, two the leader's
-  per-follower entry vectors, two the followers' decoded entry vectors,
-  two their payload copies and one the proposal's copy. 1.5× would need
-  the allocation pattern changed (an encode arena per Ready, recycled
-  message and entry vectors) rather than fewer instructions.
-- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** Missed: 1.27× in
-  this run (within rounds 1.18×; 0.83× in the last), 3.69k instructions
+  instructions than raft-rs (1,073M against 1,507M), yet runs at about
+  raft-rs's speed: a sampling profile (`perf record`, 300,000 entries)
+  puts a fifth of raftlet's time in glibc's malloc (`_int_malloc`,
+  `unlink_chunk`, `malloc_consolidate`, `_int_free`: bursts of a round's
+  messages overflow the per-thread cache) and another fifth in memmove,
+  twice their share of its instructions: copies and allocations that
+  miss the cache. Of raftlet's 13 allocations per entry (raft-rs: 30),
+  six are the harness's encode buffers, two the leader's per-follower
+  entry vectors, two the followers' decoded entry vectors, two their
+  payload copies and one the proposal's copy; seven of them the rules
+  require of every implementation. 1.5× would need the allocation
+  pattern changed (an encode arena per Ready, recycled message and entry
+  vectors) rather than fewer instructions.
+- **B3 (≤ half raft-rs's ns/op, 0 allocations/op).** Missed: 1.46× in
+  this run (within rounds 1.40×; 1.27× in the last), 3.71k instructions
   against raft-rs's 4.67k, one allocation per proposal (the fresh payload
   the rules require). Half would need the per-proposal work itself
   halved: the Ready record and its vectors, the committed entry read back
   from the storage, the payload's allocation and copy.
 - **B4 (≤ 1 KiB heap per idle group, ≤ 10 ns per tick + has_ready
-  sweep).** Met: 1,016 B, 4.1 ns.
+  sweep).** Met: 1,016 B, 5.1 ns.
 - **B6 (not a target).** Its CPU time to promote_max_lag stays ahead of
   raft-rs (the table above).
-- **B2 Go (via cgo beats etcd native).** Met on every row but B3: 0.90×
-  (within rounds 0.92×; 1.04× in the last run, when B5 at one read per
-  round was the row missed, 0.94×, and is 1.15× now, within rounds
-  0.99×). Both rows are small operations whose figures swing ±30% from
-  run to run on this machine for etcd and raftlet alike, and both sit
-  within about 10% of etcd. B3 makes two crossings per proposal
-  (ProposeReady, then the advance that acknowledges the applied entry);
-  B5 at one read four, one per Ready cycle of the C ABI (20.0k
-  instructions a round). No piece of either is above 8%; a margin needs
-  a crossing fewer per proposal or the per-message paths of the core cut
-  (the 160-byte Message moved by value through step: about 30 memcpy
-  calls a round)."""
+- **B2 Go (via cgo beats etcd native).** Met on every row. B3 is 1.13×
+  (within rounds 1.15×; 0.90× in the last run): a proposal through the
+  ReadyView API is one cgo crossing now (was two), the advance that only
+  reports the applied entry being owed to the node's next call
+  (docs/perf-notes.md, section 11). B5 at one read per round is 1.12×
+  (within rounds 1.02×; 1.15× and 0.99× in the last run): four
+  crossings, one per Ready cycle of the C ABI (20.0k instructions a
+  round), the row closest to etcd. Both are small operations whose
+  figures swing ±30% from run to run on this machine for etcd and
+  raftlet alike."""
 
 PROFILE_NOTES = """\
 The changes of each round, with their before/after profiles, are in
-[perf-notes.md](perf-notes.md); the latest are its section 10: fewer
-storage reads per message (a slice of stable entries in one read, the
-first index read only for a peer in snapshot state, "nothing to send"
-answered before any read)."""
+[perf-notes.md](perf-notes.md); the latest are its section 11: a Go
+proposal in one cgo crossing (the advance that only reports applied
+entries owed to the node's next call), and section 10: fewer storage
+reads per message."""
 
 HARNESS_NOTES = """\
 Harness: bench/ (Rust) links raftlet and raft-rs and drives both through one
