@@ -1000,9 +1000,36 @@ impl Sim {
             self.apply_entry(id, e)?;
         }
         if let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) {
+            let idle = idle_after_apply(rn);
             rn.advance_apply_light(lr);
+            self.check_idle_after_apply(id, idle)?;
         }
         self.serve_reads(id)
+    }
+
+    /// The promise of `RawNode::apply_may_make_ready`, which hosts and the
+    /// Go binding rely on to report applied entries later without asking
+    /// `has_ready` again: a node that had no Ready and whose report could
+    /// make none (`idle`, read before the report) has none after it.
+    fn check_idle_after_apply(&mut self, id: u64, idle: bool) -> Res {
+        let Some(rn) = self.nodes.get(&id).and_then(|n| n.rn.as_ref()) else {
+            return Ok(());
+        };
+        if idle {
+            self.stats.op("idle-after-apply");
+            if rn.has_ready() {
+                return Err(Violation {
+                    invariant: Invariant::ReadyContract,
+                    time: self.now,
+                    detail: format!(
+                        "node {id} has a Ready after its host reported entries applied, \
+                         though it had none and apply_may_make_ready said the report \
+                         could make none"
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Before a snapshot makes state applied up to `applied` durable, the
@@ -1175,7 +1202,9 @@ impl Sim {
             }
             if let Some(i) = last {
                 if let Some(rn) = self.nodes.get_mut(&id).and_then(|n| n.rn.as_mut()) {
+                    let idle = idle_after_apply(rn);
                     rn.advance_apply_to(i);
+                    self.check_idle_after_apply(id, idle)?;
                 }
                 self.stats.op("async-applies");
                 self.serve_reads(id)?;
@@ -2976,3 +3005,10 @@ fn plant(_rn: &mut RawNode<AnyStorage>, bug: Bug) {
 
 /// Whether this build can plant bugs.
 pub const CAN_PLANT_BUGS: bool = cfg!(feature = "bug-injection");
+
+/// Whether `rn` has no Ready and reporting the entries handed out applied
+/// could make none (`RawNode::apply_may_make_ready`): then it has none
+/// after the report either.
+fn idle_after_apply<S: raftlet::Storage>(rn: &raftlet::RawNode<S>) -> bool {
+    !rn.has_ready() && !rn.apply_may_make_ready()
+}
