@@ -12,9 +12,13 @@
 //! refuse to restart), so this test crashes nodes under it.
 //!
 //! Three voters (ids 1, 2, 3) each run on a store of their own
-//! (`raftlet_disk::DiskStore`, group 1, small segments) on an in-memory
-//! `FaultFs`, which loses every unsynced write at a crash or tears the
-//! last one. A seeded PRNG picks, step after step: a tick, a proposal of a
+//! (`raftlet_disk::DiskStore`, small segments) on an in-memory `FaultFs`,
+//! which loses every unsynced write at a crash or tears the last one. On
+//! half the seeds each store holds two or three groups, each group a
+//! cluster of its own with one node in every process (a host of many
+//! groups): a crash takes down every node of its process, and the host
+//! writes the readies of several groups (and two of one node) with one
+//! raftlet_storage_append_readies call, one record and one sync. A seeded PRNG picks, step after step: a tick, a proposal of a
 //! unique payload, the delivery of a random message in flight (so messages
 //! are reordered; some are lost, some delivered twice, some stepped in a
 //! batch with raftlet_node_step_batch), one step of a node's Ready
@@ -36,8 +40,10 @@
 //!   committed entries applied as the ready is taken, before its write (a
 //!   snapshot first, then the entries); up to three readies are in flight
 //!   at once; each is written in order with raftlet_storage_append_ready
-//!   (which syncs when the ready must be synced) and its persisted messages
-//!   sent as soon as that returns; any written ready may then be
+//!   (which syncs when the ready must be synced), or with other groups'
+//!   readies and the node's next one in one raftlet_storage_append_readies
+//!   call, and its persisted messages sent as soon as that returns; any
+//!   written ready may then be
 //!   acknowledged, which covers the earlier ones: raftlet_node_advance_light
 //!   (with the storage, or without it and the light ready's commit written
 //!   later with raftlet_storage_append_ready), raftlet_node_advance, or
@@ -103,11 +109,11 @@ use crate::raftlet_result::*;
 use crate::*;
 
 const VOTERS: [u64; 3] = [1, 2, 3];
-const GROUP: u64 = 1;
 const DIR: &str = "/raftlet";
-/// Random steps per seed before the cluster is left to settle.
+/// Random steps per seed and group before the clusters are left to
+/// settle.
 const STEPS: usize = 2_500;
-/// The most steps the settling may take.
+/// The most steps the settling may take, per group.
 const SETTLE_STEPS: usize = 5_000;
 /// The most readies of style (B) a node holds in flight.
 const MAX_FLIGHTS: usize = 3;
@@ -186,11 +192,16 @@ fn ok(what: &str, rc: raftlet_result) -> Res {
 
 type Res<T = ()> = Result<T, String>;
 
+/// Every entry the nodes of a group applied: index -> (term, type, data).
+type AppliedLog = BTreeMap<u64, (u64, i32, Vec<u8>)>;
+
 /// A message in flight.
 #[derive(Clone)]
 struct Msg {
     from: u64,
     to: u64,
+    /// The group (the Raft cluster) it belongs to: set when it is sent.
+    group: u64,
     msg_type: i32,
     data: Vec<u8>,
 }
@@ -237,6 +248,7 @@ unsafe fn copy_view(flat: *const raftlet_ready_flat) -> Taken {
             Msg {
                 from: m.from,
                 to: m.to,
+                group: 0,
                 msg_type: m.msg_type,
                 data: bytes(m.data).to_vec(),
             }
@@ -328,11 +340,15 @@ struct Held {
     acked: bool,
 }
 
-/// One node and its host.
+/// One node (of one group) and its host. The hosts of a process (one
+/// voter id) share its filesystem and its store, one group each.
 struct Host {
     id: u64,
+    group: u64,
+    /// How the trace names it: `n2`, or `n2g3` when there are groups.
+    tag: String,
     fs: FaultFs,
-    /// The host's own handle on the store (dropped at a crash).
+    /// The host's own handle on its process's store (dropped at a crash).
     store: Option<DiskStore>,
     storage: *mut raftlet_storage,
     node: *mut raftlet_node,
@@ -414,6 +430,10 @@ struct Stats {
     owed_applies: usize,
     /// Apply-only readies ended at once on their `idle_after_apply`.
     idle_reports: usize,
+    /// raftlet_storage_append_readies calls (several readies, one record)
+    /// and the readies they wrote.
+    group_writes: usize,
+    group_write_readies: usize,
 }
 
 /// A broken invariant.
@@ -466,20 +486,25 @@ struct Sim {
     /// library's default, no wait in practice).
     apply_budget: u64,
     opts: Options,
+    /// Groups per store: each process (voter id) hosts one node of every
+    /// group, all on one store; group `g` is a Raft cluster of its own.
+    groups: usize,
+    /// The hosts, those of process `p` at `p * groups..(p + 1) * groups`.
     hosts: Vec<Host>,
     net: Vec<Msg>,
-    /// Every entry any node applied: index -> (term, type, data).
-    log: BTreeMap<u64, (u64, i32, Vec<u8>)>,
-    /// The digest of the state after each index of `log` (0 before the
-    /// first): `log` has no holes, as every node applies from where its
-    /// snapshot ends.
-    chain: Vec<u64>,
+    /// Per group: every entry any node applied.
+    log: Vec<AppliedLog>,
+    /// Per group: the digest of the state after each index of its `log`
+    /// (0 before the first): `log` has no holes, as every node applies
+    /// from where its snapshot ends.
+    chain: Vec<Vec<u64>>,
     next_payload: u64,
     /// No crashes, losses or duplicates (the end of a seed): the first
     /// payload proposed then.
     settling: Option<u64>,
-    /// The indexes where the payloads proposed while settling were applied.
-    settled: Vec<u64>,
+    /// Per group: the indexes where the payloads proposed while settling
+    /// were applied.
+    settled: Vec<Vec<u64>>,
     step: usize,
     trace: VecDeque<String>,
     /// How many events the trace keeps.
@@ -520,6 +545,7 @@ impl Sim {
         let segment_size = [4 << 10, 16 << 10, 64 << 10][rng.below(3)];
         let rewrite_max_bytes = [0, 4 << 10, 16 << 20][rng.below(3)];
         let apply_budget = [0, 0, 32, 128][rng.below(4)];
+        let groups = [1, 1, 2, 3][rng.below(4)];
         Sim {
             rng,
             seed,
@@ -529,13 +555,14 @@ impl Sim {
                 segment_size,
                 rewrite_max_bytes,
             },
+            groups,
             hosts: Vec::new(),
             net: Vec::new(),
-            log: BTreeMap::new(),
-            chain: vec![0],
+            log: vec![BTreeMap::new(); groups],
+            chain: vec![vec![0]; groups],
             next_payload: 1,
             settling: None,
-            settled: Vec::new(),
+            settled: vec![Vec::new(); groups],
             step: 0,
             trace: VecDeque::with_capacity(TRACE),
             // One seed alone: the whole run.
@@ -553,7 +580,7 @@ impl Sim {
     fn stored(&self, i: usize) -> String {
         match &self.hosts[i].store {
             Some(st) => {
-                let g = st.group(GROUP);
+                let g = st.group(self.hosts[i].group);
                 let hs = g.hard_state();
                 format!(
                     " [stored: t{} v{} c{} snap {}]",
@@ -574,12 +601,12 @@ impl Sim {
             let Some(st) = &self.hosts[i].store else {
                 continue;
             };
-            let commit = st.group(GROUP).hard_state().commit;
+            let commit = st.group(self.hosts[i].group).hard_state().commit;
             let before = std::mem::replace(&mut self.hosts[i].stored_commit, commit);
             if commit < before {
-                let id = self.hosts[i].id;
+                let tag = self.hosts[i].tag.clone();
                 self.push_trace(format!(
-                    "n{id}'s storage: the commit index goes back from {before} to {commit}"
+                    "{tag}'s storage: the commit index goes back from {before} to {commit}"
                 ));
             }
         }
@@ -614,35 +641,65 @@ impl Sim {
     fn run_inner(&mut self) -> Res {
         for id in VOTERS {
             let fs = FaultFs::new();
-            self.hosts.push(Host {
-                id,
-                fs,
-                store: None,
-                storage: ptr::null_mut(),
-                node: ptr::null_mut(),
-                applied: 0,
-                digest: 0,
-                snapshot: 0,
-                stored_commit: 0,
-                flights: VecDeque::new(),
-                style_a: None,
-                held: Vec::new(),
-                owed_apply: None,
-            });
-            self.start(id as usize - 1, true)?;
+            for group in 1..=self.groups as u64 {
+                self.hosts.push(Host {
+                    id,
+                    group,
+                    tag: if self.groups == 1 {
+                        format!("n{id}")
+                    } else {
+                        format!("n{id}g{group}")
+                    },
+                    fs: fs.clone(),
+                    store: None,
+                    storage: ptr::null_mut(),
+                    node: ptr::null_mut(),
+                    applied: 0,
+                    digest: 0,
+                    snapshot: 0,
+                    stored_commit: 0,
+                    flights: VecDeque::new(),
+                    style_a: None,
+                    held: Vec::new(),
+                    owed_apply: None,
+                });
+            }
+            self.start((id as usize - 1) * self.groups, true)?;
         }
-        for _ in 0..STEPS {
+        for _ in 0..STEPS * self.groups {
             self.step += 1;
             self.random_step()?;
         }
-        self.stats.proposals_applied = self.log.values().filter(|(_, _, d)| d.len() == 8).count();
+        self.stats.proposals_applied = self
+            .log
+            .iter()
+            .flat_map(|l| l.values())
+            .filter(|(_, _, d)| d.len() == 8)
+            .count();
         self.settle()?;
-        self.stats.max_index = self.log.keys().next_back().copied().unwrap_or(0);
+        self.stats.max_index = self
+            .log
+            .iter()
+            .filter_map(|l| l.keys().next_back().copied())
+            .max()
+            .unwrap_or(0);
         Ok(())
     }
 
-    /// Opens node `i`'s store and creates the node: a new cluster member
-    /// when `fresh` (its configuration set first), else a restart.
+    /// The hosts of the process that host `i` belongs to (its voter id).
+    fn process(&self, i: usize) -> std::ops::Range<usize> {
+        let p = i / self.groups;
+        p * self.groups..(p + 1) * self.groups
+    }
+
+    /// The host of node `id` of group `group`.
+    fn host_of(&self, id: u64, group: u64) -> usize {
+        (id as usize - 1) * self.groups + (group as usize - 1)
+    }
+
+    /// Opens the store of host `i`'s process and creates its nodes, one
+    /// per group: new cluster members when `fresh` (their configurations
+    /// set first), else a restart.
     fn start(&mut self, i: usize, fresh: bool) -> Res {
         let id = self.hosts[i].id;
         let store = DiskStore::open_with(
@@ -651,12 +708,25 @@ impl Sim {
             self.opts,
         )
         .map_err(|e| format!("n{id}: the store does not reopen: {e}"))?;
+        for j in self.process(i) {
+            self.start_node(j, &store, fresh)?;
+        }
+        Ok(())
+    }
+
+    /// Creates host `i`'s node over its group of `store`.
+    fn start_node(&mut self, i: usize, store: &DiskStore, fresh: bool) -> Res {
+        let (id, group, tag) = (
+            self.hosts[i].id,
+            self.hosts[i].group,
+            self.hosts[i].tag.clone(),
+        );
         let storage = Box::into_raw(Box::new(raftlet_storage::new(AnyStorage::Disk(
-            store.group(GROUP),
+            store.group(group),
         ))));
         let h = &mut self.hosts[i];
-        h.stored_commit = store.group(GROUP).hard_state().commit;
-        h.store = Some(store);
+        h.stored_commit = store.group(group).hard_state().commit;
+        h.store = Some(store.clone());
         h.storage = storage;
         let seed = self.rng.next() | 1;
         // SAFETY: a live storage; output pointers to locals.
@@ -681,7 +751,7 @@ impl Sim {
                 raftlet_storage_snapshot(storage, buf.as_mut_ptr(), len, &mut len),
             )?;
             let snap = raftlet_core::pb::Snapshot::decode(&buf[..len])
-                .map_err(|e| format!("n{id}: the storage's snapshot does not decode: {e}"))?;
+                .map_err(|e| format!("{tag}: the storage's snapshot does not decode: {e}"))?;
             if snap.metadata.index > 0 {
                 self.apply_snapshot(i, snap.metadata.index, snap.data(), "stored snapshot")?;
             }
@@ -713,7 +783,7 @@ impl Sim {
             raftlet_config_free(cfg);
             if rc != RAFTLET_OK {
                 return Err(format!(
-                    "n{id}: the node does not restart: {}",
+                    "{tag}: the node does not restart: {}",
                     failed("raftlet_node_new", rc)
                 ));
             }
@@ -724,7 +794,7 @@ impl Sim {
                 raftlet_node_basic_status(node, &mut st),
             )?;
             self.ev(format!(
-                "n{id} {}: term {} vote {} commit {} applied {}",
+                "{tag} {}: term {} vote {} commit {} applied {}",
                 if fresh { "starts" } else { "restarts" },
                 st.term,
                 st.vote,
@@ -737,8 +807,9 @@ impl Sim {
 
     fn random_step(&mut self) -> Res {
         let r = self.rng.below(1000);
-        let up: Vec<usize> = (0..3).filter(|&i| self.hosts[i].up()).collect();
-        let down: Vec<usize> = (0..3).filter(|&i| !self.hosts[i].up()).collect();
+        let all = 0..self.hosts.len();
+        let up: Vec<usize> = all.clone().filter(|&i| self.hosts[i].up()).collect();
+        let down: Vec<usize> = all.filter(|&i| !self.hosts[i].up()).collect();
         match r {
             0..=179 => {
                 if let Some(&i) = pick(&mut self.rng, &up) {
@@ -780,49 +851,60 @@ impl Sim {
     }
 
     /// Stops crashes and losses, restarts every node, and runs until every
-    /// node applied every index any node applied, and a few new proposals.
+    /// node applied every index any node of its group applied, and a few
+    /// new proposals.
     fn settle(&mut self) -> Res {
         self.settling = Some(self.next_payload);
-        for i in 0..3 {
+        for i in 0..self.hosts.len() {
             if !self.hosts[i].up() {
                 self.start(i, false)?;
             }
         }
-        let target = self.log.keys().next_back().copied().unwrap_or(0);
+        let target: Vec<u64> = self
+            .log
+            .iter()
+            .map(|l| l.keys().next_back().copied().unwrap_or(0))
+            .collect();
         self.ev(format!(
-            "settling: every node must apply up to {target}, and {SETTLE_PROPOSALS} new proposals"
+            "settling: every node must apply up to {target:?} (by group), and \
+             {SETTLE_PROPOSALS} new proposals"
         ));
         // A small applying budget hands out an entry or two per ready, and
         // the lagging node applies its backlog a ready cycle (several
         // steps) per entry: it gets more steps.
-        let steps = if self.apply_budget != 0 {
-            3 * SETTLE_STEPS
-        } else {
-            SETTLE_STEPS
-        };
+        let steps = self.groups
+            * if self.apply_budget != 0 {
+                3 * SETTLE_STEPS
+            } else {
+                SETTLE_STEPS
+            };
+        let settled = |sim: &Sim, g: usize| sim.settled[g].len() >= SETTLE_PROPOSALS;
         for _ in 0..steps {
-            let last = self.settled.last().copied().unwrap_or(0).max(target);
-            if self.settled.len() >= SETTLE_PROPOSALS
-                && self.hosts.iter().all(|h| h.applied >= last)
-            {
+            let done = (0..self.hosts.len()).all(|i| {
+                let g = self.hosts[i].group as usize - 1;
+                let last = self.settled[g].last().copied().unwrap_or(0).max(target[g]);
+                settled(self, g) && self.hosts[i].applied >= last
+            });
+            if done {
                 return Ok(());
             }
             self.step += 1;
-            let i = self.rng.below(3);
+            let i = self.rng.below(self.hosts.len());
+            let g = self.hosts[i].group as usize - 1;
             match self.rng.below(100) {
                 0..=14 => self.tick(i)?,
-                15..=17 if self.settled.len() < SETTLE_PROPOSALS => self.propose(i)?,
+                15..=17 if !settled(self, g) => self.propose(i)?,
                 15..=59 => self.deliver()?,
                 60 => self.compact(i)?,
                 _ => self.host_step(i)?,
             }
         }
         let applied: Vec<u64> = self.hosts.iter().map(|h| h.applied).collect();
+        let new: Vec<usize> = self.settled.iter().map(Vec::len).collect();
         Err(format!(
             "stuck: after {steps} steps without crashes or losses the nodes \
-             applied up to {applied:?}, not {target}, and {} of {SETTLE_PROPOSALS} new \
-             proposals (a committed entry was lost, or the cluster cannot make progress)",
-            self.settled.len()
+             applied up to {applied:?}, not {target:?}, and {new:?} of {SETTLE_PROPOSALS} new \
+             proposals (a committed entry was lost, or the cluster cannot make progress)"
         ))
     }
 
@@ -834,22 +916,22 @@ impl Sim {
     }
 
     fn propose(&mut self, i: usize) -> Res {
+        let tag = self.hosts[i].tag.clone();
         let p = self.next_payload;
         self.next_payload += 1;
         let data = p.to_le_bytes();
         // SAFETY: a live node handle; 8 readable bytes.
         let rc = unsafe { raftlet_node_propose(self.hosts[i].node, data.as_ptr(), data.len()) };
-        let id = self.hosts[i].id;
         match rc {
             RAFTLET_OK => {
-                self.ev(format!("n{id} proposes {p}"));
+                self.ev(format!("{tag} proposes {p}"));
                 Ok(())
             }
             RAFTLET_ERR_PROPOSAL_DROPPED => {
-                self.ev(format!("n{id} proposes {p}: dropped"));
+                self.ev(format!("{tag} proposes {p}: dropped"));
                 Ok(())
             }
-            rc => Err(failed(&format!("n{id}: raftlet_node_propose"), rc)),
+            rc => Err(failed(&format!("{tag}: raftlet_node_propose"), rc)),
         }
     }
 
@@ -866,8 +948,9 @@ impl Sim {
 
     /// Delivers a random message in flight to node `i`, if there is one.
     fn deliver_to(&mut self, i: usize) -> Res {
+        let (id, group) = (self.hosts[i].id, self.hosts[i].group);
         let to: Vec<usize> = (0..self.net.len())
-            .filter(|&k| self.net[k].to == self.hosts[i].id)
+            .filter(|&k| self.net[k].to == id && self.net[k].group == group)
             .collect();
         match pick(&mut self.rng, &to) {
             Some(&k) => self.deliver_at(k),
@@ -888,9 +971,10 @@ impl Sim {
                 self.net.push(m.clone());
             }
         }
-        let to = m.to as usize - 1;
+        let to = self.host_of(m.to, m.group);
         if !self.hosts[to].up() {
-            self.ev(format!("lost (n{} down): {}", m.to, describe_msg(&m.data)));
+            let tag = &self.hosts[to].tag;
+            self.ev(format!("lost ({tag} down): {}", describe_msg(&m.data)));
             return self.report_snapshot(&m, false);
         }
         let mut batch = vec![m];
@@ -898,7 +982,9 @@ impl Sim {
             // More to the same node, stepped under one lock.
             for _ in 0..3 {
                 let same: Vec<usize> = (0..self.net.len())
-                    .filter(|&j| self.net[j].to == batch[0].to)
+                    .filter(|&j| {
+                        self.net[j].to == batch[0].to && self.net[j].group == batch[0].group
+                    })
                     .collect();
                 match pick(&mut self.rng, &same) {
                     Some(&j) => batch.push(self.net.swap_remove(j)),
@@ -941,7 +1027,10 @@ impl Sim {
             match rc {
                 // A proposal forwarded to a node that lost its leader.
                 RAFTLET_OK | RAFTLET_ERR_PROPOSAL_DROPPED => {}
-                rc => return Err(failed(&format!("n{}: raftlet_node_step", to + 1), rc)),
+                rc => {
+                    let what = format!("{}: raftlet_node_step", self.hosts[to].tag);
+                    return Err(failed(&what, rc));
+                }
             }
         }
         for m in &batch {
@@ -953,8 +1042,11 @@ impl Sim {
     /// Tells the sender of a snapshot message how its sending ended (when
     /// `m` is one and its sender is up).
     fn report_snapshot(&mut self, m: &Msg, success: bool) -> Res {
-        let from = &self.hosts[m.from as usize - 1];
-        if m.msg_type != MSG_SNAP || !from.up() {
+        if m.msg_type != MSG_SNAP {
+            return Ok(());
+        }
+        let from = &self.hosts[self.host_of(m.from, m.group)];
+        if !from.up() {
             return Ok(());
         }
         // SAFETY: a live node.
@@ -962,15 +1054,18 @@ impl Sim {
         ok("raftlet_node_report_snapshot", rc)
     }
 
-    fn send(&mut self, from: u64, msgs: Vec<Msg>) -> Res {
-        for m in msgs {
+    /// Puts the messages host `i` hands out in flight, in its group.
+    fn send(&mut self, i: usize, msgs: Vec<Msg>) -> Res {
+        let (from, group) = (self.hosts[i].id, self.hosts[i].group);
+        for mut m in msgs {
             // `from` is another node's for a proposal forwarded on.
             if !VOTERS.contains(&m.from) || !VOTERS.contains(&m.to) || m.to == from {
                 return Err(format!(
-                    "n{from} hands out a message from {} to {}",
-                    m.from, m.to
+                    "{} hands out a message from {} to {}",
+                    self.hosts[i].tag, m.from, m.to
                 ));
             }
+            m.group = group;
             self.net.push(m);
         }
         Ok(())
@@ -979,51 +1074,51 @@ impl Sim {
     /// Applies committed entries handed out by node `i`, checking the
     /// order and that no node applied another entry at the same index.
     fn apply(&mut self, i: usize, entries: Vec<Applied>) -> Res {
-        let id = self.hosts[i].id;
+        let g = self.hosts[i].group as usize - 1;
+        let tag = self.hosts[i].tag.clone();
         for e in entries {
             let want = self.hosts[i].applied + 1;
             if e.index != want {
                 return Err(format!(
-                    "n{id} is handed entry {} to apply after {} (a gap or a repeat)",
+                    "{tag} is handed entry {} to apply after {} (a gap or a repeat)",
                     e.index,
                     want - 1
                 ));
             }
             if e.entry_type != 0 {
                 return Err(format!(
-                    "n{id} is handed entry {} of type {}: nothing proposed one",
+                    "{tag} is handed entry {} of type {}: nothing proposed one",
                     e.index, e.entry_type
                 ));
             }
-            match self.log.get(&e.index) {
+            match self.log[g].get(&e.index) {
                 Some((t, ty, d))
                     if (*t, *ty, d.as_slice()) != (e.term, e.entry_type, &e.data[..]) =>
                 {
                     return Err(format!(
-                        "n{id} applies {:?} (term {}) at index {}, where {:?} (term {t}) was \
+                        "{tag} applies {:?} (term {}) at index {}, where {:?} (term {t}) was \
                          applied before: state machine safety broken",
                         e.data, e.term, e.index, d
                     ));
                 }
                 Some(_) => {}
                 None => {
-                    if e.index != self.chain.len() as u64 {
+                    if e.index != self.chain[g].len() as u64 {
                         return Err(format!(
-                            "n{id} applies entry {} where no node applied {} yet",
+                            "{tag} applies entry {} where no node applied {} yet",
                             e.index,
-                            self.chain.len()
+                            self.chain[g].len()
                         ));
                     }
                     if let (Some(first), Ok(p)) = (self.settling, <[u8; 8]>::try_from(&e.data[..]))
                     {
                         if u64::from_le_bytes(p) >= first {
-                            self.settled.push(e.index);
+                            self.settled[g].push(e.index);
                         }
                     }
-                    let last = self.chain[self.chain.len() - 1];
-                    self.chain.push(digest(last, e.term, &e.data));
-                    self.log
-                        .insert(e.index, (e.term, e.entry_type, e.data.clone()));
+                    let last = self.chain[g][self.chain[g].len() - 1];
+                    self.chain[g].push(digest(last, e.term, &e.data));
+                    self.log[g].insert(e.index, (e.term, e.entry_type, e.data.clone()));
                 }
             }
             let h = &mut self.hosts[i];
@@ -1037,17 +1132,18 @@ impl Sim {
     /// with `data` from [`snapshot_data`]), checking that it is a state the
     /// cluster applied and that it does not go back.
     fn apply_snapshot(&mut self, i: usize, index: u64, data: &[u8], what: &str) -> Res {
+        let g = self.hosts[i].group as usize - 1;
+        let tag = self.hosts[i].tag.clone();
         let h = &self.hosts[i];
-        let id = h.id;
         if index <= h.applied {
             return Err(format!(
-                "n{id} is handed a {what} at {index}, not past its applied index {}",
+                "{tag} is handed a {what} at {index}, not past its applied index {}",
                 h.applied
             ));
         }
         let Ok(d) = <[u8; 16]>::try_from(data) else {
             return Err(format!(
-                "n{id}'s {what} at {index} holds {} bytes, not a state of this host",
+                "{tag}'s {what} at {index} holds {} bytes, not a state of this host",
                 data.len()
             ));
         };
@@ -1055,9 +1151,9 @@ impl Sim {
             u64::from_le_bytes(d[..8].try_into().expect("8 bytes")),
             u64::from_le_bytes(d[8..].try_into().expect("8 bytes")),
         );
-        if at != index || self.chain.get(index as usize) != Some(&dig) {
+        if at != index || self.chain[g].get(index as usize) != Some(&dig) {
             return Err(format!(
-                "n{id}'s {what} at {index} holds the state at {at} with digest {dig:x}, \
+                "{tag}'s {what} at {index} holds the state at {at} with digest {dig:x}, \
                  which no node applied there: state machine safety broken"
             ));
         }
@@ -1065,7 +1161,7 @@ impl Sim {
         h.applied = index;
         h.digest = dig;
         h.snapshot = h.snapshot.max(index);
-        self.ev(format!("n{id} applies a {what} at {index}"));
+        self.ev(format!("{tag} applies a {what} at {index}"));
         Ok(())
     }
 
@@ -1081,8 +1177,9 @@ impl Sim {
     /// Snapshots node `i`'s state machine into its storage and compacts
     /// the log up to it, or a little before.
     fn compact(&mut self, i: usize) -> Res {
+        let tag = self.hosts[i].tag.clone();
         let h = &self.hosts[i];
-        let (id, storage, index) = (h.id, h.storage, h.applied);
+        let (storage, index) = (h.storage, h.applied);
         if index < h.snapshot + 3 {
             return Ok(());
         }
@@ -1099,7 +1196,7 @@ impl Sim {
             let rc = unsafe { raftlet_storage_append_ready(storage, h.held[k].rd) };
             ok("raftlet_storage_append_ready (light)", rc)?;
             self.ev(format!(
-                "n{id} writes a light ready's commit{}",
+                "{tag} writes a light ready's commit{}",
                 self.stored(i)
             ));
         }
@@ -1110,7 +1207,7 @@ impl Sim {
         let stored_commit = self.hosts[i]
             .store
             .as_ref()
-            .map_or(0, |st| st.group(GROUP).hard_state().commit);
+            .map_or(0, |st| st.group(self.hosts[i].group).hard_state().commit);
         if index > stored_commit {
             if self.rng.percent(50) {
                 // The library refuses it too, and changes nothing.
@@ -1121,14 +1218,14 @@ impl Sim {
                 };
                 if rc != RAFTLET_ERR_UNAVAILABLE {
                     return Err(format!(
-                        "n{id}: a snapshot at {index}, past the stored commit \
+                        "{tag}: a snapshot at {index}, past the stored commit \
                          ({stored_commit}), got {}",
                         failed("raftlet_storage_create_snapshot", rc)
                     ));
                 }
             }
             self.ev(format!(
-                "n{id} snapshot at {index}: waits for the stored commit ({stored_commit})"
+                "{tag} snapshot at {index}: waits for the stored commit ({stored_commit})"
             ));
             return Ok(());
         }
@@ -1141,7 +1238,7 @@ impl Sim {
             RAFTLET_OK => {}
             // Not in the storage yet (applied from a ready not written yet).
             RAFTLET_ERR_UNAVAILABLE => {
-                self.ev(format!("n{id} snapshot at {index}: not in the storage yet"));
+                self.ev(format!("{tag} snapshot at {index}: not in the storage yet"));
                 return Ok(());
             }
             rc => return Err(failed("raftlet_storage_create_snapshot", rc)),
@@ -1156,7 +1253,7 @@ impl Sim {
             rc => return Err(failed("raftlet_storage_compact", rc)),
         }
         self.ev(format!(
-            "n{id} snapshots at {index}, compacts to {to}{}",
+            "{tag} snapshots at {index}, compacts to {to}{}",
             self.stored(i)
         ));
         Ok(())
@@ -1165,6 +1262,7 @@ impl Sim {
     /// One step of node `i`'s Ready handling, picked among those its state
     /// allows.
     fn host_step(&mut self, i: usize) -> Res {
+        let tag = self.hosts[i].tag.clone();
         #[derive(Clone, Copy)]
         enum Act {
             TakeA,
@@ -1220,11 +1318,11 @@ impl Sim {
             }
             Act::OwedApply => {
                 let h = &mut self.hosts[i];
-                let (id, node) = (h.id, h.node);
+                let node = h.node;
                 let index = h.owed_apply.take().expect("an owed apply");
                 // SAFETY: a live node.
                 let rc = unsafe { raftlet_node_advance_apply_to(node, index) };
-                self.ev(format!("n{id} reports applied up to {index}, owed"));
+                self.ev(format!("{tag} reports applied up to {index}, owed"));
                 ok("raftlet_node_advance_apply_to", rc)
             }
         }
@@ -1269,8 +1367,9 @@ impl Sim {
 
     /// Style (A): raftlet_node_ready_persisted, then everything at once.
     fn take_a(&mut self, i: usize) -> Res {
+        let tag = self.hosts[i].tag.clone();
         let h = &self.hosts[i];
-        let (id, node, storage) = (h.id, h.node, h.storage);
+        let (node, storage) = (h.node, h.storage);
         let Some((rd, mut t, persist)) = self.take_with(
             node,
             storage,
@@ -1292,7 +1391,7 @@ impl Sim {
             acked: t.snapshot.is_none(),
         });
         self.ev(format!(
-            "n{id} ready_persisted:{}{}",
+            "{tag} ready_persisted:{}{}",
             t.describe(),
             self.stored(i)
         ));
@@ -1303,7 +1402,7 @@ impl Sim {
         }
         if t.snapshot.is_none() && !t.persisted.is_empty() {
             return Err(format!(
-                "n{id}'s ready_persisted hands out {} messages to hold back after \
+                "{tag}'s ready_persisted hands out {} messages to hold back after \
                  acknowledging its write",
                 t.persisted.len()
             ));
@@ -1311,8 +1410,8 @@ impl Sim {
         // Written (synced when it must be) and every ready before it was
         // advanced: everything is durable, every message may leave.
         self.apply_ready(i, &mut t)?;
-        self.send(id, t.early)?;
-        self.send(id, t.persisted)?;
+        self.send(i, t.early)?;
+        self.send(i, t.persisted)?;
         if t.idle_after_apply && self.rng.percent(25) {
             let held = self.hosts[i].style_a.take().expect("just put");
             return self.report_idle(i, held);
@@ -1331,8 +1430,9 @@ impl Sim {
     /// in either order; the node must then have no ready, as the view
     /// promised.
     fn report_idle(&mut self, i: usize, held: Held) -> Res {
+        let tag = self.hosts[i].tag.clone();
         let h = &self.hosts[i];
-        let (id, node) = (h.id, h.node);
+        let node = h.node;
         let index = held.apply_only.expect("an apply-only ready");
         let free_first = self.rng.percent(50);
         // SAFETY: live handles; the ready is forgotten here.
@@ -1347,7 +1447,7 @@ impl Sim {
             rc
         };
         self.stats.idle_reports += 1;
-        self.ev(format!("n{id} reports applied up to {index} and frees"));
+        self.ev(format!("{tag} reports applied up to {index} and frees"));
         ok("raftlet_node_advance_apply_to", rc)?;
         let mut has = true;
         // SAFETY: a live node; a local output.
@@ -1356,7 +1456,7 @@ impl Sim {
         })?;
         if has {
             return Err(format!(
-                "n{id} has a ready after applying a ready whose view said idle_after_apply"
+                "{tag} has a ready after applying a ready whose view said idle_after_apply"
             ));
         }
         Ok(())
@@ -1365,8 +1465,9 @@ impl Sim {
     /// Style (B): raftlet_node_ready_flat; the early messages leave and the
     /// committed entries are applied at once.
     fn take_b(&mut self, i: usize) -> Res {
+        let tag = self.hosts[i].tag.clone();
         let h = &self.hosts[i];
-        let (id, node) = (h.id, h.node);
+        let node = h.node;
         // Written as it is taken only when every ready before it is written
         // (writes are durable in the order the readies were taken).
         let with_storage = h.flights.iter().all(|f| f.written) && self.rng.percent(20);
@@ -1386,7 +1487,7 @@ impl Sim {
         };
         self.stats.readies_b += 1;
         self.ev(format!(
-            "n{id} ready_flat{}:{}",
+            "{tag} ready_flat{}:{}",
             if with_storage { " (written)" } else { "" },
             t.describe()
         ));
@@ -1396,7 +1497,7 @@ impl Sim {
             persisted: std::mem::take(&mut t.persisted),
             written: false,
         });
-        self.send(id, std::mem::take(&mut t.early))?;
+        self.send(i, std::mem::take(&mut t.early))?;
         self.apply_ready(i, &mut t)?;
         if with_storage {
             if persist != RAFTLET_OK {
@@ -1407,41 +1508,84 @@ impl Sim {
         Ok(())
     }
 
-    /// Writes the first ready of style (B) not written yet.
+    /// Writes the first ready of style (B) not written yet. Half the time
+    /// it goes in one raftlet_storage_append_readies call (one record,
+    /// one sync) with the first unwritten readies of other groups of the
+    /// process, some of them, and sometimes the next unwritten ready of
+    /// the same node after it (the call's own order rule: an earlier
+    /// element on the same storage).
     fn write(&mut self, i: usize) -> Res {
-        let h = &self.hosts[i];
-        let id = h.id;
-        let k = h
-            .flights
+        let first = |h: &Host| h.flights.iter().position(|f| !f.written);
+        let k = first(&self.hosts[i]).expect("a ready to write");
+        let mut items = vec![(i, k)];
+        if self.rng.percent(50) {
+            if k + 1 < self.hosts[i].flights.len() && self.rng.percent(30) {
+                items.push((i, k + 1));
+            }
+            // Other groups' readies go anywhere in the call; this node's
+            // stay in their order.
+            for j in self.process(i) {
+                if j != i && self.hosts[j].up() && self.rng.percent(70) {
+                    if let Some(kj) = first(&self.hosts[j]) {
+                        let at = self.rng.below(items.len() + 1);
+                        items.insert(at, (j, kj));
+                    }
+                }
+            }
+        }
+        let rds: Vec<*const raftlet_ready> = items
             .iter()
-            .position(|f| !f.written)
-            .expect("a ready to write");
-        let rd = h.flights[k].rd;
+            .map(|&(j, kj)| self.hosts[j].flights[kj].rd.cast_const())
+            .collect();
+        let names: Vec<String> = items
+            .iter()
+            .map(|&(j, kj)| format!("{} ready {kj}", self.hosts[j].tag))
+            .collect();
+        let names = names.join(", ");
         if self.lying {
-            // The planted bug: the ready is written, but not synced.
+            // The planted bug: the readies are written, but not synced.
             let mut b = WriteBatch::new();
-            // SAFETY: a live ready of this crate (its Ready is read as the
-            // host's own storage code would read the view).
-            let core = unsafe { &(*rd).rd };
             // Its failures read as the library's storage failures.
-            let fail = |e| format!("n{id}: write without sync: RAFTLET_ERR_STORAGE: {e}");
-            b.add_ready(GROUP, core).map_err(fail)?;
+            let fail = |e| format!("{names}: write without sync: RAFTLET_ERR_STORAGE: {e}");
+            for (&(j, _), &rd) in items.iter().zip(&rds) {
+                // SAFETY: a live ready of this crate (its Ready is read as
+                // the host's own storage code would read the view).
+                let core = unsafe { &(*rd).rd };
+                b.add_ready(self.hosts[j].group, core).map_err(fail)?;
+            }
             b.set_must_sync(false);
-            h.store.as_ref().expect("store").write(&b).map_err(fail)?;
+            let store = self.hosts[i].store.as_ref().expect("store");
+            store.write(&b).map_err(fail)?;
             self.ev(format!(
-                "n{id} writes ready {k} in flight WITHOUT SYNC{}",
+                "writes {names} in flight WITHOUT SYNC{}",
                 self.stored(i)
             ));
-        } else {
+        } else if items.len() == 1 {
             // SAFETY: live handles.
-            let rc = unsafe { raftlet_storage_append_ready(h.storage, rd) };
+            let rc = unsafe { raftlet_storage_append_ready(self.hosts[i].storage, rds[0]) };
             ok("raftlet_storage_append_ready", rc)?;
+            self.ev(format!("writes {names} in flight{}", self.stored(i)));
+        } else {
+            let storages: Vec<*const raftlet_storage> = items
+                .iter()
+                .map(|&(j, _)| self.hosts[j].storage.cast_const())
+                .collect();
+            // SAFETY: live handles, `items.len()` of each.
+            let rc = unsafe {
+                raftlet_storage_append_readies(storages.as_ptr(), rds.as_ptr(), rds.len())
+            };
+            ok("raftlet_storage_append_readies", rc)?;
+            self.stats.group_writes += 1;
+            self.stats.group_write_readies += items.len();
             self.ev(format!(
-                "n{id} writes ready {k} in flight{}",
+                "writes {names} in flight in one record{}",
                 self.stored(i)
             ));
         }
-        self.written(i, k)
+        for (j, kj) in items {
+            self.written(j, kj)?;
+        }
+        Ok(())
     }
 
     /// Flight `k` of node `i` is durable (and every one before it): its
@@ -1450,22 +1594,22 @@ impl Sim {
         let f = &mut self.hosts[i].flights[k];
         f.written = true;
         let msgs = std::mem::take(&mut f.persisted);
-        let id = self.hosts[i].id;
-        self.send(id, msgs)
+        self.send(i, msgs)
     }
 
     /// Acknowledges flight `k` (written, as is every one before it), which
     /// covers the ones before it.
     fn ack(&mut self, i: usize, k: usize) -> Res {
+        let tag = self.hosts[i].tag.clone();
         let h = &self.hosts[i];
-        let (id, node) = (h.id, h.node);
+        let node = h.node;
         let rd = h.flights[k].rd;
         match self.rng.below(10) {
             0 => {
                 // SAFETY: live handles.
                 let rc = unsafe { raftlet_node_advance(node, rd) };
                 ok("raftlet_node_advance", rc)?;
-                self.ev(format!("n{id} advances ready {k} in flight"));
+                self.ev(format!("{tag} advances ready {k} in flight"));
                 self.drop_flights(i, k);
             }
             1 => {
@@ -1479,7 +1623,7 @@ impl Sim {
                 let rc = unsafe { raftlet_node_advance_apply_to(node, applied) };
                 ok("raftlet_node_advance_apply_to", rc)?;
                 self.ev(format!(
-                    "n{id} advance_append ready {k} in flight, apply_to {applied}"
+                    "{tag} advance_append ready {k} in flight, apply_to {applied}"
                 ));
                 self.drop_flights(i, k);
             }
@@ -1520,9 +1664,9 @@ impl Sim {
         with_storage: bool,
         what: &str,
     ) -> Res {
-        let id = self.hosts[i].id;
+        let tag = self.hosts[i].tag.clone();
         if light.is_null() {
-            self.ev(format!("n{id} {what}: nothing"));
+            self.ev(format!("{tag} {what}: nothing"));
             return Ok(());
         }
         self.stats.lights += 1;
@@ -1536,7 +1680,7 @@ impl Sim {
             acked: true,
         });
         self.ev(format!(
-            "n{id} {what} -> light:{}{}",
+            "{tag} {what} -> light:{}{}",
             t.describe(),
             self.stored(i)
         ));
@@ -1545,13 +1689,13 @@ impl Sim {
         }
         if t.hard_state.is_some() || t.entries.1 != 0 || t.snapshot.is_some() {
             return Err(format!(
-                "n{id}'s light ready holds something to write:{}",
+                "{tag}'s light ready holds something to write:{}",
                 t.describe()
             ));
         }
         self.apply_ready(i, &mut t)?;
-        self.send(id, t.early)?;
-        self.send(id, t.persisted)?;
+        self.send(i, t.early)?;
+        self.send(i, t.persisted)?;
         if t.idle_after_apply && with_storage && self.rng.percent(25) {
             // Nothing owed (its commit was written by the call), and no
             // call of the node since.
@@ -1573,8 +1717,9 @@ impl Sim {
     /// host owes it, then advanced (or, a no-op, only freed) and freed. A
     /// step of its own: writing the commit is one, the advance another.
     fn finish(&mut self, i: usize, mut held: Held, what: &str) -> Res {
+        let tag = self.hosts[i].tag.clone();
         let h = &self.hosts[i];
-        let (id, node, storage) = (h.id, h.node, h.storage);
+        let (node, storage) = (h.node, h.storage);
         if held.commit_to_write {
             held.commit_to_write = false;
             let rd = held.rd;
@@ -1582,7 +1727,7 @@ impl Sim {
             // SAFETY: live handles.
             let rc = unsafe { raftlet_storage_append_ready(storage, rd) };
             self.ev(format!(
-                "n{id} writes a light ready's commit{}",
+                "{tag} writes a light ready's commit{}",
                 self.stored(i)
             ));
             return ok("raftlet_storage_append_ready (light)", rc);
@@ -1634,13 +1779,14 @@ impl Sim {
                 )
             };
         };
-        self.ev(format!("n{id} {how} a {what}"));
+        self.ev(format!("{tag} {how} a {what}"));
         // SAFETY: a live ready, forgotten here.
         unsafe { raftlet_ready_free(rd) };
         Ok(())
     }
 
-    /// Cuts node `i`'s power at once.
+    /// Cuts the power of node `i`'s process at once: every node of its
+    /// store goes down.
     fn crash(&mut self, i: usize) {
         if self.settling.is_some() {
             return;
@@ -1648,11 +1794,15 @@ impl Sim {
         let readies_first = self.rng.percent(50);
         let torn = self.rng.percent(50);
         let seed = self.rng.next();
-        let h = &mut self.hosts[i];
+        let (mut flights, mut unwritten) = (0, 0);
+        for j in self.process(i) {
+            let h = &mut self.hosts[j];
+            flights += h.flights.len();
+            unwritten += h.flights.iter().filter(|f| !f.written).count();
+            h.free_all(readies_first);
+        }
+        let h = &self.hosts[i];
         let id = h.id;
-        let flights = h.flights.len();
-        let unwritten = h.flights.iter().filter(|f| !f.written).count();
-        h.free_all(readies_first);
         let before = h.fs.stats();
         h.fs.crash(if torn {
             CrashMode::Torn { seed }
@@ -1671,25 +1821,28 @@ impl Sim {
         ));
     }
 
-    /// Cuts node `i`'s power in the middle of its next writes (after `ops`
-    /// more operations of its filesystem): its host keeps handling readies
-    /// until one fails, then the node crashes.
+    /// Cuts the power of node `i`'s process in the middle of its next
+    /// writes (after `ops` more operations of its filesystem): its hosts
+    /// keep handling readies until one fails, then the process crashes.
     fn power_cut(&mut self, i: usize) -> Res {
         let ops = self.rng.below(6) as u64;
+        let id = self.hosts[i].id;
         self.hosts[i].fs.power_off_after(ops);
         self.stats.power_cuts += 1;
-        self.ev(format!("n{} power goes after {ops} more writes", i + 1));
-        // The node goes on meanwhile (its steps, proposals and ticks write
-        // nothing; its Ready handling does).
+        self.ev(format!("n{id} power goes after {ops} more writes"));
+        // The nodes go on meanwhile (their steps, proposals and ticks write
+        // nothing; their Ready handling does).
+        let process = self.process(i);
         for _ in 0..40 {
             if self.hosts[i].fs.is_powered_off() {
                 break;
             }
+            let j = process.start + self.rng.below(process.len());
             let r = match self.rng.below(10) {
-                0..=2 => self.deliver_to(i),
-                3 => self.propose(i),
-                4 => self.tick(i),
-                _ => self.host_step(i),
+                0..=2 => self.deliver_to(j),
+                3 => self.propose(j),
+                4 => self.tick(j),
+                _ => self.host_step(j),
             };
             if let Err(e) = r {
                 // A write that fails with the power is reported as a
@@ -1697,7 +1850,7 @@ impl Sim {
                 if !self.hosts[i].fs.is_powered_off() || !e.contains("RAFTLET_ERR_STORAGE") {
                     return Err(e);
                 }
-                self.ev(format!("n{} fails as the power goes: {e}", i + 1));
+                self.ev(format!("n{id} fails as the power goes: {e}"));
                 break;
             }
         }
@@ -1808,6 +1961,8 @@ fn run_honest(list: &[u64]) {
                 total.snapshots += s.snapshots;
                 total.owed_applies += s.owed_applies;
                 total.idle_reports += s.idle_reports;
+                total.group_writes += s.group_writes;
+                total.group_write_readies += s.group_write_readies;
                 total.max_index = total.max_index.max(s.max_index);
             }
             Err(v) => fails.push(v),
@@ -1832,7 +1987,12 @@ fn run_honest(list: &[u64]) {
         list.len() < 20 || total.proposals_applied >= 20 * list.len(),
         "too little progress under crashes: {total:?}"
     );
-    // The freedoms of apply-only readies were taken.
+    // The freedoms of apply-only readies were taken, and group commits of
+    // several groups' readies made.
+    assert!(
+        list.len() < 20 || total.group_writes > 0,
+        "no raftlet_storage_append_readies call wrote several readies: {total:?}"
+    );
     assert!(
         list.len() < 20 || (total.owed_applies > 0 && total.idle_reports > 0),
         "no apply-only ready was freed with its report owed, or ended on \
