@@ -99,6 +99,10 @@
 // or messages in one crossing, and a TickSet ticks many nodes in one
 // crossing and says which have a Ready. HasReady after the calls that
 // change a node crosses nothing: they learn it in their own crossing.
+// AdvanceView crosses nothing either when the advance would change
+// nothing in the node, or only report the view's entries applied with no
+// Ready after it (a single voter's proposal): that report is then made
+// first thing in the node's next call.
 //
 // # Handles
 //
