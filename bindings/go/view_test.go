@@ -580,15 +580,7 @@ func TestNoopAdvanceCostsNoCrossing(t *testing.T) {
 	// crossing; the next call reads the entry applied.
 	proposeApplied := func(data string) {
 		t.Helper()
-		v, perr, err := rn.ProposeReady([]byte(data), s)
-		check("ProposeReady", perr)
-		check("ProposeReady", err)
-		ents, err := v.CommittedEntries()
-		check("CommittedEntries", err)
-		if len(ents) != 1 || string(ents[0].Data()) != data {
-			t.Fatalf("the proposal's view commits %d entries, want its own at once", len(ents))
-		}
-		index := ents[0].Index
+		v, index := proposeOwnView(t, rn, s, data)
 		if calls := crossings(func() {
 			next, err := rn.AdvanceViewNext(v, s)
 			check("AdvanceViewNext", err)
@@ -787,18 +779,9 @@ func TestApplyOnlyAdvanceIsOwed(t *testing.T) {
 	rn, s := n.rn, n.storage
 	applied := rn.BasicStatus().Applied
 
-	// proposal proposes data and returns its view, the entry committed.
 	proposal := func(data string) (ReadyView, uint64) {
 		t.Helper()
-		v, perr, err := rn.ProposeReady([]byte(data), s)
-		check("ProposeReady", perr)
-		check("ProposeReady", err)
-		ents, err := v.CommittedEntries()
-		check("CommittedEntries", err)
-		if len(ents) != 1 || string(ents[0].Data()) != data {
-			t.Fatalf("the view of %q commits %d entries", data, len(ents))
-		}
-		return v, ents[0].Index
+		return proposeOwnView(t, rn, s, data)
 	}
 
 	// The propose/apply loop: one crossing per proposal.
@@ -922,4 +905,23 @@ func mustLastIndex(t *testing.T, s *MemoryStorage) uint64 {
 		t.Fatal(err)
 	}
 	return i
+}
+
+// proposeOwnView proposes data on rn, a single voter, with ProposeReady
+// and returns the view, which must commit the entry at once, and the
+// entry's index.
+func proposeOwnView(t *testing.T, rn *RawNode, s *MemoryStorage, data string) (ReadyView, uint64) {
+	t.Helper()
+	v, perr, err := rn.ProposeReady([]byte(data), s)
+	if perr != nil || err != nil {
+		t.Fatalf("ProposeReady: %v, %v", perr, err)
+	}
+	ents, err := v.CommittedEntries()
+	if err != nil {
+		t.Fatalf("CommittedEntries: %v", err)
+	}
+	if len(ents) != 1 || string(ents[0].Data()) != data {
+		t.Fatalf("the view of %q commits %d entries, want its own at once", data, len(ents))
+	}
+	return v, ents[0].Index
 }
