@@ -12,11 +12,14 @@ import (
 // by the library (ReadyViewPersisted, ProposeReady, StepBatchReady,
 // AdvanceViewNext), several views held before they are advanced
 // (pipelined, advanced in order), messages delivered late, out of order,
-// in batches or dropped, and ticks that move elections.
+// in batches or dropped, and ticks that move elections, one node's or
+// every node's through a TickSet (which makes the applied reports the
+// nodes owe for views released without a crossing).
 type mixedHost struct {
 	t       *testing.T
 	rng     *rand.Rand
 	c       *testCluster
+	set     *TickSet
 	pending map[uint64][]ReadyView // taken and handled, not advanced yet, oldest first
 	seq     int
 }
@@ -173,14 +176,23 @@ func TestMixedReadyPathsAgree(t *testing.T) {
 				c:       newTestCluster(t, 1, 2, 3),
 				pending: map[uint64][]ReadyView{},
 			}
+			set, err := NewTickSet(h.c.nodes[1].rn, h.c.nodes[2].rn, h.c.nodes[3].rn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.set = set
 			h.c.settle()
 			for step := 0; step < 800; step++ {
 				n := h.c.nodes[uint64(1+h.rng.Intn(3))]
 				switch r := h.rng.Intn(20); {
 				case r < 4:
 					h.propose(n)
-				case r < 8:
+				case r < 7:
 					n.rn.Tick()
+				case r < 8:
+					if err := h.set.Tick(); err != nil {
+						t.Fatalf("TickSet.Tick: %v", err)
+					}
 				case r < 12:
 					h.ready(n)
 				case r < 15:
