@@ -183,14 +183,12 @@ func (rn *RawNode) Close() error {
 // crossing of its own: every call sees the node as an advance would
 // have left it.
 func (rn *RawNode) ptr() (cNode, error) {
-	if rn == nil || rn.h.p == nil {
-		return nil, ErrClosed
+	p, owed, err := rn.ptrOwing()
+	if owed != 0 {
+		// It fails only on a poisoned node, which the call reports.
+		_ = cNodeAdvanceApplyTo(p, owed)
 	}
-	rn.hrOK = false
-	if rn.applyOwed != 0 {
-		rn.payApply()
-	}
-	return rn.h.p, nil
+	return p, err
 }
 
 // ptrOwing is ptr for a call that reports the owed applied index itself,
@@ -204,13 +202,6 @@ func (rn *RawNode) ptrOwing() (cNode, uint64, error) {
 	owed := rn.applyOwed
 	rn.applyOwed = 0
 	return rn.h.p, owed, nil
-}
-
-// payApply reports the owed applied index to the node. It fails only on
-// a poisoned node, which the next call reports.
-func (rn *RawNode) payApply() {
-	_ = cNodeAdvanceApplyTo(rn.h.p, rn.applyOwed)
-	rn.applyOwed = 0
 }
 
 // owe records that entries up to index are applied and owed to the node
