@@ -14,10 +14,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::fs::{FileSystem, FsFile, FsLock};
+use crate::fs::{FileSystem, FsFile, FsLock, DIRECT_ALIGN};
 
 /// Linux's EIO (input/output error).
 pub const EIO: i32 = 5;
+/// Linux's EINVAL (invalid argument: a misaligned direct write).
+const EINVAL: i32 = 22;
 /// Linux's ENOSPC (no space left on device).
 pub const ENOSPC: i32 = 28;
 /// The sector size at which [`CrashMode::Torn`] tears a write.
@@ -52,8 +54,11 @@ pub enum FaultOp {
 pub struct FaultStats {
     /// Calls of `write_at`, `set_len` and `allocate`.
     pub writes: u64,
-    /// Bytes passed to successful calls of `write_at`.
+    /// Bytes passed to successful calls of `write_at` and
+    /// `write_direct_at`.
     pub bytes_written: u64,
+    /// Successful calls of `write_direct_at` (counted in `writes` too).
+    pub direct_writes: u64,
     /// Calls of file `sync`.
     pub syncs: u64,
     /// Calls of `sync_dir`.
@@ -111,6 +116,8 @@ struct State {
     power_left: Option<u64>,
     powered_off: bool,
     open_files: usize,
+    /// `write_direct_at` declines (as on a filesystem without `O_DIRECT`).
+    no_direct: bool,
     stats: FaultStats,
 }
 
@@ -294,6 +301,13 @@ impl FaultFs {
     /// [`CrashMode::Torn`] crash). Call [`FaultFs::crash`] afterwards.
     pub fn power_off_after(&self, ops: u64) {
         self.lock().power_left = Some(ops);
+    }
+
+    /// Whether files take direct writes ([`FsFile::write_direct_at`]; by
+    /// default they do). Without them, `write_direct_at` writes nothing
+    /// and returns `Ok(false)`, as on a filesystem that refuses `O_DIRECT`.
+    pub fn set_direct_writes(&self, on: bool) {
+        self.lock().no_direct = !on;
     }
 
     /// Whether the power was cut by [`FaultFs::power_off_after`].
@@ -606,6 +620,27 @@ impl FsFile for FaultFile {
         self.mutate(Pending::Write {
             offset,
             data: buf.to_vec(),
+        })
+    }
+
+    /// As `write_at`, after the checks of `O_DIRECT`: offset, length and
+    /// address aligned to [`DIRECT_ALIGN`] (EINVAL otherwise, as Linux
+    /// answers). A crash treats it as any other write.
+    fn write_direct_at(&self, buf: &[u8], offset: u64) -> io::Result<bool> {
+        let align = DIRECT_ALIGN as u64;
+        if self.with(|st, _| Ok(st.no_direct))? {
+            return Ok(false);
+        }
+        if offset % align != 0
+            || buf.len() as u64 % align != 0
+            || buf.as_ptr() as usize % DIRECT_ALIGN != 0
+        {
+            return Err(errno(EINVAL));
+        }
+        self.write_at(buf, offset)?;
+        self.with(|st, _| {
+            st.stats.direct_writes += 1;
+            Ok(true)
         })
     }
 

@@ -112,6 +112,24 @@ pub trait FsFile: Send + Sync + Debug {
     /// reports.
     fn allocate(&self, len: u64) -> io::Result<()>;
 
+    /// Writes all of `buf` at `offset` past the page cache (`O_DIRECT`)
+    /// if this file allows it, and returns whether it did. `Ok(false)`
+    /// means nothing was written and direct writes are not available here:
+    /// the caller writes the bytes with [`FsFile::write_at`] instead.
+    ///
+    /// `offset`, `buf.len()` and the address of `buf` must be multiples of
+    /// [`DIRECT_ALIGN`]. The data is durable only after [`FsFile::sync`],
+    /// as with `write_at` (the device may hold it in a volatile cache), and
+    /// on error any prefix of `buf` may have been written. The default
+    /// implementation supports no direct writes.
+    ///
+    /// # Errors
+    /// Whatever the filesystem reports (EIO, ENOSPC, ...).
+    fn write_direct_at(&self, buf: &[u8], offset: u64) -> io::Result<bool> {
+        let _ = (buf, offset);
+        Ok(false)
+    }
+
     /// Makes the file's data durable (`fdatasync`).
     ///
     /// # Errors
@@ -120,6 +138,11 @@ pub trait FsFile: Send + Sync + Debug {
     /// return it: callers must not retry and trust a later success.
     fn sync(&self) -> io::Result<()>;
 }
+
+/// The alignment of the offset, the length and the memory of a
+/// [`FsFile::write_direct_at`]: the page size, a multiple of the logical
+/// block size of the devices Linux supports direct I/O on.
+pub const DIRECT_ALIGN: usize = 4096;
 
 /// A lock taken with [`FileSystem::lock`]; dropping it releases the lock.
 pub trait FsLock: Send + Sync + Debug {}
@@ -150,7 +173,47 @@ pub fn read_all(file: &dyn FsFile) -> io::Result<Vec<u8>> {
 pub struct StdFs;
 
 #[derive(Debug)]
-struct StdFile(File);
+struct StdFile {
+    file: File,
+    /// The file's path, to open it a second time for direct writes.
+    path: std::path::PathBuf,
+    /// That second descriptor (`O_DIRECT`), opened at the first direct
+    /// write; `None` if the filesystem refused it.
+    direct: std::sync::OnceLock<Option<File>>,
+    /// Set when the filesystem refused a direct write (EINVAL): every later
+    /// one is declined at once.
+    direct_refused: std::sync::atomic::AtomicBool,
+}
+
+impl StdFile {
+    fn new(file: File, path: &Path) -> StdFile {
+        StdFile {
+            file,
+            path: path.to_path_buf(),
+            direct: std::sync::OnceLock::new(),
+            direct_refused: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The `O_DIRECT` descriptor, opened on first use.
+    fn direct_file(&self) -> Option<&File> {
+        self.direct
+            .get_or_init(|| {
+                #[cfg(target_os = "linux")]
+                {
+                    use std::os::unix::fs::OpenOptionsExt as _;
+                    OpenOptions::new()
+                        .write(true)
+                        .custom_flags(libc::O_DIRECT)
+                        .open(&self.path)
+                        .ok()
+                }
+                #[cfg(not(target_os = "linux"))]
+                None
+            })
+            .as_ref()
+    }
+}
 
 #[derive(Debug)]
 struct StdLock {
@@ -159,6 +222,9 @@ struct StdLock {
 }
 
 impl FsLock for StdLock {}
+
+/// Linux's EINVAL: a direct write the filesystem does not take.
+const EINVAL: i32 = 22;
 
 /// Linux's EOPNOTSUPP: `fallocate` is not supported by this filesystem.
 const EOPNOTSUPP: i32 = 95;
@@ -175,12 +241,12 @@ impl FileSystem for StdFs {
             .create(true)
             .truncate(true)
             .open(path)?;
-        Ok(Box::new(StdFile(f)))
+        Ok(Box::new(StdFile::new(f, path)))
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
         let f = OpenOptions::new().read(true).write(true).open(path)?;
-        Ok(Box::new(StdFile(f)))
+        Ok(Box::new(StdFile::new(f, path)))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -232,7 +298,7 @@ impl FsFile for StdFile {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let mut done = 0;
         while done < buf.len() {
-            match self.0.read_at(&mut buf[done..], offset + done as u64) {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -243,32 +309,58 @@ impl FsFile for StdFile {
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        self.0.write_all_at(buf, offset)
+        self.file.write_all_at(buf, offset)
+    }
+
+    fn write_direct_at(&self, buf: &[u8], offset: u64) -> io::Result<bool> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.direct_refused.load(Relaxed) {
+            return Ok(false);
+        }
+        let Some(f) = self.direct_file() else {
+            return Ok(false);
+        };
+        let mut done = 0;
+        while done < buf.len() {
+            match f.write_at(&buf[done..], offset + done as u64) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // The filesystem or device wants another alignment: nothing
+                // was written, and buffered writes will do.
+                Err(e) if done == 0 && e.raw_os_error() == Some(EINVAL) => {
+                    self.direct_refused.store(true, Relaxed);
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
     }
 
     fn size(&self) -> io::Result<u64> {
-        Ok(self.0.metadata()?.len())
+        Ok(self.file.metadata()?.len())
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
-        self.0.set_len(len)
+        self.file.set_len(len)
     }
 
     fn allocate(&self, len: u64) -> io::Result<()> {
-        match fs4::FileExt::allocate(&self.0, len) {
+        match fs4::FileExt::allocate(&self.file, len) {
             Ok(()) => {}
             // Some filesystems cannot reserve blocks: a sparse extension
             // still gives the zeros recovery expects.
             Err(e) if e.raw_os_error() == Some(EOPNOTSUPP) => {}
             Err(e) => return Err(e),
         }
-        if self.0.metadata()?.len() < len {
-            self.0.set_len(len)?;
+        if self.file.metadata()?.len() < len {
+            self.file.set_len(len)?;
         }
         Ok(())
     }
 
     fn sync(&self) -> io::Result<()> {
-        self.0.sync_data()
+        self.file.sync_data()
     }
 }

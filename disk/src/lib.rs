@@ -80,7 +80,7 @@ pub use any::{uncommitted_snapshot, AnyStorage, MissingWrite, ReadyWrites};
 pub use batch::WriteBatch;
 pub use error::{DiskError, Result};
 pub use fault::{CrashMode, FaultFs, FaultOp, FaultStats, EIO, ENOSPC, SECTOR};
-pub use fs::{read_all, FileSystem, FsFile, FsLock, StdFs};
+pub use fs::{read_all, FileSystem, FsFile, FsLock, StdFs, DIRECT_ALIGN};
 pub use group::DiskGroup;
 #[cfg(feature = "bug-injection")]
 pub use store::DiskBugs;

@@ -30,6 +30,8 @@ fn opts() -> Options {
     Options {
         segment_size: 16 << 10,
         rewrite_max_bytes: 4 << 10,
+        // Larger records past the page cache, smaller ones through it.
+        direct_min_bytes: 1024,
     }
 }
 

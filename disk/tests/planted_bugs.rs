@@ -63,6 +63,7 @@ fn skipping_the_sync_loses_durable_writes() {
     let big = Options {
         segment_size: 1 << 20,
         rewrite_max_bytes: 0,
+        ..Options::default()
     };
     let (last, _) = durable_appends_then_crash(bugs, big, 50);
     assert!(last < 50, "every write survived: the sync was not skipped");

@@ -46,6 +46,7 @@ fn opts() -> Options {
     Options {
         segment_size: 32 << 10,
         rewrite_max_bytes: 8 << 10,
+        direct_min_bytes: 1024,
     }
 }
 

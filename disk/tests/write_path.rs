@@ -1,9 +1,10 @@
 //! The costs of the write path that docs/bench-d1.md measures: small
 //! records are followed by zeros written ahead (so that a sync does not also
 //! commit a block-map change), a segment switch costs one file sync and one
-//! directory sync, and a record over 1 MiB is written in place, which must
-//! be as safe as a single write: a failure part way changes nothing, and a
-//! crash part way is a torn tail.
+//! directory sync, and a record over 64 KiB is written past the page cache
+//! in whole blocks (or, where the filesystem refuses that, in place when
+//! over 1 MiB). Either must be as safe as a single write: a failure part
+//! way changes nothing, and a crash part way is a torn tail.
 
 mod common;
 
@@ -11,7 +12,9 @@ use bytes::Bytes;
 use common::*;
 use raftlet::pb::{Entry, HardState};
 use raftlet::Storage;
-use raftlet_disk::{CrashMode, DiskError, FaultFs, FaultOp, Options, WriteBatch, EIO};
+use raftlet_disk::{
+    CrashMode, DiskError, FaultFs, FaultOp, Options, WriteBatch, DIRECT_ALIGN, EIO,
+};
 
 /// The zeros written after a small record that reaches unwritten blocks.
 const ZERO_AHEAD: u64 = 1 << 20;
@@ -38,6 +41,7 @@ fn small_records_write_zeros_ahead_once_per_mebibyte_within_the_segment() {
     let opts = Options {
         segment_size: 3 << 19, // 1.5 MiB: the second run of zeros is cut short
         rewrite_max_bytes: 0,
+        ..Options::default()
     };
     let before = fs.stats().bytes_written;
     let store = open(&fs, opts).unwrap();
@@ -88,6 +92,7 @@ fn a_segment_switch_costs_one_file_sync_and_one_directory_sync() {
     let opts = Options {
         segment_size: 64 << 10,
         rewrite_max_bytes: 0,
+        ..Options::default()
     };
     let store = open(&fs, opts).unwrap();
     let g = store.group(1);
@@ -144,45 +149,130 @@ fn a_segment_switch_costs_one_file_sync_and_one_directory_sync() {
     }
 }
 
+/// A [`FaultFs`] that takes direct writes (`direct`) or refuses them, as
+/// a filesystem without `O_DIRECT` does.
+fn fault_fs(direct: bool) -> FaultFs {
+    let fs = FaultFs::new();
+    fs.set_direct_writes(direct);
+    fs
+}
+
 #[test]
 fn a_record_over_a_mebibyte_gets_room_in_its_segment_and_reads_back() {
-    let fs = FaultFs::new();
+    for direct in [true, false] {
+        let fs = fault_fs(direct);
+        let opts = Options {
+            segment_size: 256 << 10,
+            rewrite_max_bytes: 0,
+            ..Options::default()
+        };
+        let store = open(&fs, opts).unwrap();
+        let g = store.group(1);
+        g.append(&entries(1, 1, 3, 1)).unwrap();
+        // 3 MiB and a few odd bytes, so that the record has padding.
+        let big = big_entries(4, 3, (1 << 20) + 3);
+        let mut b = WriteBatch::new();
+        b.append(1, &big).unwrap();
+        b.set_hard_state(1, &hs(6));
+        let at = fs.stats().bytes_written;
+        store.write(&b).unwrap();
+        assert_eq!(store.stats().segments, 2);
+        // The switch writes the new checkpoint and the record, and no zeros
+        // ahead of the checkpoint for the record to overwrite.
+        let wrote = fs.stats().bytes_written - at;
+        let data = 3 * ((1 << 20) + 3);
+        assert!(
+            (data..data + (64 << 10)).contains(&wrote),
+            "the switch to a large record wrote {wrote} bytes for {data} of data"
+        );
+        // The new segment holds its checkpoint and the record, preallocated
+        // to fit them in whole blocks (no zeros follow a large record).
+        let seg = dir().join("0000000000000002.log");
+        let len = fs.contents(&seg).unwrap().len() as u64;
+        let used = store.stats().log_bytes - opts.segment_size;
+        assert_eq!(
+            len,
+            used.div_ceil(DIRECT_ALIGN as u64) * DIRECT_ALIGN as u64
+        );
+        assert!(len > 3 << 20);
+        assert_eq!(fs.stats().direct_writes > 0, direct);
+        let want = g.entries(1, 7, u64::MAX).unwrap();
+        assert_eq!(want[3..], big[..]);
+        drop((g, store));
+        fs.crash(CrashMode::LoseUnsynced);
+        let store = open(&fs, opts).unwrap();
+        assert_eq!(store.group(1).entries(1, 7, u64::MAX).unwrap(), want);
+        assert_eq!(store.group(1).hard_state(), hs(6));
+    }
+}
+
+#[test]
+fn a_direct_write_rewrites_the_start_of_its_first_block_as_it_was() {
+    let fs = fault_fs(true);
     let opts = Options {
-        segment_size: 256 << 10,
+        segment_size: 8 << 20,
         rewrite_max_bytes: 0,
+        ..Options::default()
     };
     let store = open(&fs, opts).unwrap();
     let g = store.group(1);
-    g.append(&entries(1, 1, 3, 1)).unwrap();
-    // 3 MiB and a few odd bytes, so that the record has padding.
-    let big = big_entries(4, 3, (1 << 20) + 3);
-    let mut b = WriteBatch::new();
-    b.append(1, &big).unwrap();
-    b.set_hard_state(1, &hs(6));
-    let at = fs.stats().bytes_written;
-    store.write(&b).unwrap();
-    assert_eq!(store.stats().segments, 2);
-    // The switch writes the new checkpoint and the record, and no zeros
-    // ahead of the checkpoint for the record to overwrite.
-    let wrote = fs.stats().bytes_written - at;
-    let data = 3 * ((1 << 20) + 3);
-    assert!(
-        (data..data + (64 << 10)).contains(&wrote),
-        "the switch to a large record wrote {wrote} bytes for {data} of data"
-    );
-    // The new segment holds its checkpoint and the record, preallocated
-    // to fit them (no zeros follow a large record).
-    let seg = dir().join("0000000000000002.log");
-    let len = fs.contents(&seg).unwrap().len() as u64;
-    assert_eq!(len, store.stats().log_bytes - opts.segment_size);
-    assert!(len > 3 << 20);
-    let want = g.entries(1, 7, u64::MAX).unwrap();
-    assert_eq!(want[3..], big[..]);
+    let seg = dir().join("0000000000000001.log");
+    let mut next = 1;
+    let mut want = Vec::new();
+    // Small and large records in turn, so that large ones start inside a
+    // block written by a small one or by a large one; records of sizes
+    // around the threshold and the bounce buffer.
+    for (k, (n, size)) in [
+        (3, 100),
+        (2, 40_000),
+        (1, 70_000),
+        (5, 100),
+        (3, 700_000),
+        (2, 1_100_000),
+        (1, 65_000),
+        (1, 2 << 20),
+        (4, 33),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let before = fs.contents(&seg).unwrap();
+        let off = store.stats().log_bytes;
+        let direct = fs.stats().direct_writes;
+        let ents = big_entries(next, n, size);
+        g.append(&ents).unwrap();
+        next += n;
+        want.extend(ents);
+        let after = fs.contents(&seg).unwrap();
+        assert_eq!(
+            before[..off as usize],
+            after[..off as usize],
+            "record {k} changed the bytes before it"
+        );
+        let large = 40 + n as usize * (size + 20) > 64 << 10;
+        assert_eq!(fs.stats().direct_writes > direct, large, "record {k}");
+        if large {
+            // Its blocks end with zeros after it, up to a block boundary.
+            let end = store.stats().log_bytes as usize;
+            let to = end.div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
+            assert!(after[end..to].iter().all(|&b| b == 0), "record {k}");
+        }
+    }
+    assert_eq!(g.entries(1, next, u64::MAX).unwrap(), want);
     drop((g, store));
     fs.crash(CrashMode::LoseUnsynced);
     let store = open(&fs, opts).unwrap();
-    assert_eq!(store.group(1).entries(1, 7, u64::MAX).unwrap(), want);
-    assert_eq!(store.group(1).hard_state(), hs(6));
+    assert_eq!(store.group(1).entries(1, next, u64::MAX).unwrap(), want);
+    // After a restart the first direct write reads its block's head back.
+    store
+        .group(1)
+        .append(&big_entries(next, 1, 100_000))
+        .unwrap();
+    drop(store);
+    fs.crash(CrashMode::LoseUnsynced);
+    let store = open(&fs, opts).unwrap();
+    assert_eq!(store.group(1).last_index(), Ok(next));
+    assert_eq!(store.group(1).entries(1, next, u64::MAX).unwrap(), want);
 }
 
 #[test]
@@ -190,38 +280,47 @@ fn a_failure_in_any_write_of_a_large_record_changes_nothing() {
     let opts = Options {
         segment_size: 8 << 20,
         rewrite_max_bytes: 0,
+        ..Options::default()
     };
-    // The header, the payload and the padding are three writes.
-    for nth in 0..3 {
-        let fs = FaultFs::new();
-        let store = open(&fs, opts).unwrap();
-        let g = store.group(1);
-        g.append(&entries(1, 1, 3, 1)).unwrap();
-        let big = big_entries(4, 2, (1 << 20) + 3);
-        fs.fail_after(FaultOp::Write, nth, EIO);
-        let err = g.append(&big).unwrap_err();
-        assert!(
-            matches!(err, DiskError::Io { op: "write", .. }),
-            "write {nth}: {err:?}"
-        );
-        assert_eq!(g.last_index(), Ok(3));
-        // The store goes on at the same offset; a small record there leaves
-        // the rest of the failed one behind, which recovery cuts.
-        g.append(&entries(1, 4, 2, 1)).unwrap();
-        drop((g, store));
-        fs.crash(CrashMode::LoseUnsynced);
-        let store = open(&fs, opts).unwrap();
-        assert_eq!(
-            store.group(1).entries(1, 6, u64::MAX).unwrap(),
-            entries(1, 1, 5, 1),
-            "write {nth}"
-        );
-        // And a large record goes through after it.
-        store.group(1).append(&big_entries(6, 2, 1 << 20)).unwrap();
-        drop(store);
-        fs.crash(CrashMode::LoseUnsynced);
-        let store = open(&fs, opts).unwrap();
-        assert_eq!(store.group(1).last_index(), Ok(7), "write {nth}");
+    // In place: the header, the payload and the padding are three writes.
+    // Direct: 2 MiB blocks through the bounce buffer, three for this 5 MiB
+    // record.
+    for direct in [true, false] {
+        for nth in 0..3 {
+            let fs = fault_fs(direct);
+            let store = open(&fs, opts).unwrap();
+            let g = store.group(1);
+            g.append(&entries(1, 1, 3, 1)).unwrap();
+            let big = big_entries(4, 5, (1 << 20) + 3);
+            fs.fail_after(FaultOp::Write, nth, EIO);
+            let err = g.append(&big).unwrap_err();
+            assert!(
+                matches!(err, DiskError::Io { op: "write", .. }),
+                "direct {direct}, write {nth}: {err:?}"
+            );
+            assert_eq!(g.last_index(), Ok(3));
+            // The store goes on at the same offset; a small record there
+            // leaves the rest of the failed one behind, which recovery cuts.
+            g.append(&entries(1, 4, 2, 1)).unwrap();
+            drop((g, store));
+            fs.crash(CrashMode::LoseUnsynced);
+            let store = open(&fs, opts).unwrap();
+            assert_eq!(
+                store.group(1).entries(1, 6, u64::MAX).unwrap(),
+                entries(1, 1, 5, 1),
+                "direct {direct}, write {nth}"
+            );
+            // And a large record goes through after it.
+            store.group(1).append(&big_entries(6, 2, 1 << 20)).unwrap();
+            drop(store);
+            fs.crash(CrashMode::LoseUnsynced);
+            let store = open(&fs, opts).unwrap();
+            assert_eq!(
+                store.group(1).last_index(),
+                Ok(7),
+                "direct {direct}, write {nth}"
+            );
+        }
     }
 }
 
@@ -230,27 +329,30 @@ fn a_crash_part_way_through_a_large_record_is_a_torn_tail() {
     let opts = Options {
         segment_size: 8 << 20,
         rewrite_max_bytes: 0,
+        ..Options::default()
     };
-    for ops in 0..4 {
-        for seed in 0..4 {
-            let fs = FaultFs::new();
-            let store = open(&fs, opts).unwrap();
-            let g = store.group(1);
-            g.append(&entries(1, 1, 3, 1)).unwrap();
-            fs.power_off_after(ops);
-            let done = g.append(&big_entries(4, 2, (1 << 20) + 3)).is_ok();
-            drop((g, store));
-            fs.crash(CrashMode::Torn { seed });
-            let store = open(&fs, opts).unwrap();
-            let last = store.group(1).last_index().unwrap();
-            assert!(
-                last == 5 || (!done && last == 3),
-                "ops {ops} seed {seed}: last {last}, acknowledged {done}"
-            );
-            assert_eq!(
-                store.group(1).entries(1, 4, u64::MAX).unwrap(),
-                entries(1, 1, 3, 1)
-            );
+    for direct in [true, false] {
+        for ops in 0..5 {
+            for seed in 0..4 {
+                let fs = fault_fs(direct);
+                let store = open(&fs, opts).unwrap();
+                let g = store.group(1);
+                g.append(&entries(1, 1, 3, 1)).unwrap();
+                fs.power_off_after(ops);
+                let done = g.append(&big_entries(4, 2, (1 << 20) + 3)).is_ok();
+                drop((g, store));
+                fs.crash(CrashMode::Torn { seed });
+                let store = open(&fs, opts).unwrap();
+                let last = store.group(1).last_index().unwrap();
+                assert!(
+                    last == 5 || (!done && last == 3),
+                    "direct {direct}, ops {ops} seed {seed}: last {last}, acknowledged {done}"
+                );
+                assert_eq!(
+                    store.group(1).entries(1, 4, u64::MAX).unwrap(),
+                    entries(1, 1, 3, 1)
+                );
+            }
         }
     }
 }

@@ -554,6 +554,10 @@ impl Sim {
             opts: Options {
                 segment_size,
                 rewrite_max_bytes,
+                // Every record past the page cache, the larger ones, the
+                // default, or none; from a stream of its own, so that the
+                // seeds draw what they drew before.
+                direct_min_bytes: [0, 512, 64 << 10, u64::MAX][Rng(seed ^ 0x0d12_ec70).below(4)],
             },
             groups,
             hosts: Vec::new(),

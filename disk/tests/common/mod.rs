@@ -15,11 +15,14 @@ pub fn dir() -> PathBuf {
     PathBuf::from("/data/store")
 }
 
-/// Small segments, so that tests cross segment boundaries.
+/// Small segments, so that tests cross segment boundaries; records of
+/// 512 bytes or more are written direct (FaultFs takes direct writes), so
+/// that both write paths meet in one segment.
 pub fn small() -> Options {
     Options {
         segment_size: 4096,
         rewrite_max_bytes: 2048,
+        direct_min_bytes: 512,
     }
 }
 
@@ -28,6 +31,7 @@ pub fn medium() -> Options {
     Options {
         segment_size: 1 << 20,
         rewrite_max_bytes: 256 << 10,
+        ..Options::default()
     }
 }
 

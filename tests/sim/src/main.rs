@@ -150,7 +150,7 @@ fn main() -> ExitCode {
     if op("disk-seeds") > 0 {
         println!(
             "disk storage: {} seeds; {} crashes cut the power ({} torn, {} losing every unsynced write), \
-             {} restarts reopened the store; filesystem: {} writes, {} syncs, {} directory syncs, \
+             {} restarts reopened the store; filesystem: {} writes ({} of them direct), {} syncs, {} directory syncs, \
              of the unsynced writes at a crash {} lost whole, {} torn and {} kept",
             op("disk-seeds"),
             op("disk-fs-crashes"),
@@ -158,6 +158,7 @@ fn main() -> ExitCode {
             op("disk-crashes-lose-unsynced"),
             op("disk-reopens"),
             op("disk-fs-writes"),
+            op("disk-fs-direct-writes"),
             op("disk-fs-syncs"),
             op("disk-fs-dir-syncs"),
             op("disk-fs-writes-lost"),

@@ -525,6 +525,11 @@ pub struct Params {
     /// only once compaction frees it, so a new segment's directory entry
     /// stays unsynced until something else syncs the directory).
     pub rewrite_max_bytes: u64,
+    /// Disk storage: the store's `direct_min_bytes`: every record written
+    /// past the page cache (0), the larger ones, the default, or none.
+    /// Drawn from its own stream, so that the seeds' other parameters are
+    /// those they had before it was added.
+    pub direct_min_bytes: u64,
     /// Disk storage: the share of crashes that tear the unsynced tail
     /// (`CrashMode::Torn`) rather than lose all of it.
     pub torn_crashes: f64,
@@ -610,6 +615,7 @@ impl Params {
             storage: StorageKind::Memory,
             segment_size: 0,
             rewrite_max_bytes: 0,
+            direct_min_bytes: u64::MAX,
             torn_crashes: 0.0,
             payload_pad: 0,
             quiesce: false,
@@ -799,6 +805,8 @@ impl Params {
         p.storage = opts.storage.or(implied).unwrap_or(drawn);
         p.segment_size = r.pick(&[4 << 10, 16 << 10, 64 << 10, 1 << 20]);
         p.rewrite_max_bytes = r.pick(&[0, 0, 4 << 10, 16 << 20]);
+        p.direct_min_bytes =
+            Rng::new(mix(seed, 0x0d12_ec70)).pick(&[0, 0, 512, 64 << 10, u64::MAX]);
         p.torn_crashes = r.pick(&[0.0, 0.5, 0.5, 1.0]);
         p.payload_pad = r.pick(&[0, 0, 200, 1000]);
         if p.storage == StorageKind::Memory

@@ -167,6 +167,7 @@ impl Sim {
         let opts = raftlet_disk::Options {
             segment_size: self.p.segment_size,
             rewrite_max_bytes: self.p.rewrite_max_bytes,
+            direct_min_bytes: self.p.direct_min_bytes,
         };
         let store =
             DiskStore::open_with(Arc::new(fs.clone()), Path::new(DIR), opts).map_err(|e| {
@@ -401,6 +402,7 @@ impl Sim {
             if let Some(d) = &n.disk {
                 let s = d.fs.stats();
                 sum.writes += s.writes;
+                sum.direct_writes += s.direct_writes;
                 sum.syncs += s.syncs;
                 sum.dir_syncs += s.dir_syncs;
                 sum.crashes += s.crashes;
@@ -414,6 +416,7 @@ impl Sim {
         }
         self.stats.op("disk-seeds");
         self.stats.op_n("disk-fs-writes", sum.writes);
+        self.stats.op_n("disk-fs-direct-writes", sum.direct_writes);
         self.stats.op_n("disk-fs-syncs", sum.syncs);
         self.stats.op_n("disk-fs-dir-syncs", sum.dir_syncs);
         self.stats.op_n("disk-fs-crashes", sum.crashes);
