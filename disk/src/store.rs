@@ -82,7 +82,9 @@ pub struct StoreStats {
     pub groups: usize,
     /// Segment files in the log.
     pub segments: usize,
-    /// Files the store holds open: the segments and the lock.
+    /// Descriptors the store holds open: the lock, the segments, and a
+    /// second one for each segment written past the page cache
+    /// ([`Options::direct_min_bytes`]).
     pub open_files: usize,
     /// The bytes of the log, up to the end of the last record.
     pub log_bytes: u64,
@@ -482,6 +484,9 @@ struct Segment {
     /// Shared so that a writer can sync it without holding the store's lock.
     file: Arc<dyn FsFile>,
     path: PathBuf,
+    /// A direct write went to it: the file holds a second descriptor
+    /// (see [`FsFile::write_direct_at`]).
+    direct: bool,
 }
 
 /// Everything behind the store's lock.
@@ -873,7 +878,11 @@ impl DiskStore {
         StoreStats {
             groups: inner.groups.len(),
             segments: inner.segments.len(),
-            open_files: inner.segments.len() + 1,
+            open_files: 1 + inner
+                .segments
+                .values()
+                .map(|s| 1 + usize::from(s.direct))
+                .sum::<usize>(),
             log_bytes,
             index_bytes,
             next_seq: inner.next_seq,
@@ -1264,6 +1273,9 @@ impl Inner {
         if !w.flush()? {
             return Ok(None);
         }
+        if let Some(seg) = self.segments.get_mut(&self.active) {
+            seg.direct = true;
+        }
         let tail_len = (end % align) as usize;
         self.direct_tail = Some((self.active, end, last_bytes(&pieces, tail_len)));
         Ok(Some(to))
@@ -1334,6 +1346,7 @@ impl Inner {
             Segment {
                 file: Arc::from(file),
                 path,
+                direct: false,
             },
         );
         self.active = n;
@@ -1654,6 +1667,7 @@ impl Inner {
                 Segment {
                     file: Arc::from(file),
                     path: path.clone(),
+                    direct: false,
                 },
             );
             ends.insert(n, (off as u64, records));

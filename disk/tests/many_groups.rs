@@ -113,6 +113,10 @@ fn ten_thousand_groups_share_a_few_files_and_all_come_back() {
         "open files grew with the number of groups"
     );
     assert!(stats.open_files <= 4, "{stats:?}");
+    // The store's own count is the descriptors it holds (the lock, the
+    // segment, its direct-write descriptor): this test is alone in its
+    // process.
+    assert_eq!(fds_after - fds_before, stats.open_files, "{stats:?}");
     assert!(fds_after <= fds_before + 4, "{fds_before} -> {fds_after}");
     assert!(
         stats.index_bytes / GROUPS < 1024,
