@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use raftlet_disk::{read_all, CrashMode, FaultFs, FaultOp, FileSystem, StdFs, EIO, ENOSPC, SECTOR};
+use raftlet_disk::{
+    read_all, CrashMode, FaultFs, FaultOp, FileSystem, StdFs, DIRECT_ALIGN, EIO, ENOSPC, SECTOR,
+};
 
 fn dir() -> PathBuf {
     PathBuf::from("/store")
@@ -265,4 +267,88 @@ fn std_fs_lock_refuses_a_second_open_and_allocate_reads_as_zeros() {
     f.sync().unwrap();
     fs.sync_dir(tmp.path()).unwrap();
     assert_eq!(fs.list(tmp.path()).unwrap().len(), 2);
+}
+
+/// A buffer of `len` bytes (a multiple of [`DIRECT_ALIGN`]) at an address
+/// aligned to it, inside `storage`.
+fn aligned(storage: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    *storage = vec![0u8; len + DIRECT_ALIGN];
+    let at = storage.as_ptr().align_offset(DIRECT_ALIGN);
+    &mut storage[at..at + len]
+}
+
+#[test]
+fn fault_fs_direct_writes_check_alignment_and_crash_as_any_write() {
+    let fs = setup();
+    let a = dir().join("a");
+    let f = fs.create(&a).unwrap();
+    fs.sync_dir(&dir()).unwrap();
+    let mut storage = Vec::new();
+    let block = aligned(&mut storage, 2 * DIRECT_ALIGN);
+    block.fill(7);
+    // Misaligned offset, length or address: EINVAL, as Linux answers, and
+    // nothing written.
+    for (off, range) in [
+        (1, 0..DIRECT_ALIGN),
+        (0, 0..DIRECT_ALIGN - 1),
+        (0, 1..DIRECT_ALIGN + 1),
+    ] {
+        let e = f.write_direct_at(&block[range], off).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(22));
+    }
+    assert_eq!(fs.stats().writes, 0);
+    assert!(f.write_direct_at(block, DIRECT_ALIGN as u64).unwrap());
+    assert_eq!(fs.stats().direct_writes, 1);
+    assert_eq!(read(&fs, &a).len(), 3 * DIRECT_ALIGN);
+    // Not durable until synced.
+    fs.crash(CrashMode::LoseUnsynced);
+    assert!(read(&fs, &a).is_empty());
+    // Torn at a sector boundary, as any write.
+    let f = fs.open(&a).unwrap();
+    assert!(f.write_direct_at(block, 0).unwrap());
+    fs.crash(CrashMode::Torn { seed: 3 });
+    let kept = read(&fs, &a);
+    assert_eq!(kept.len() as u64 % SECTOR, 0);
+    assert!(kept.iter().all(|&b| b == 7));
+    // Turned off: declined, nothing written.
+    fs.set_direct_writes(false);
+    let f = fs.open(&a).unwrap();
+    let before = fs.stats();
+    assert!(!f.write_direct_at(block, 0).unwrap());
+    assert_eq!(fs.stats().writes, before.writes);
+}
+
+#[test]
+fn std_fs_direct_writes_read_back_or_are_declined_for_good() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = StdFs;
+    let p = tmp.path().join("seg");
+    let f = fs.create(&p).unwrap();
+    f.allocate(4 * DIRECT_ALIGN as u64).unwrap();
+    f.write_at(b"head", 0).unwrap();
+    let mut storage = Vec::new();
+    let block = aligned(&mut storage, DIRECT_ALIGN);
+    block[..4].copy_from_slice(b"head");
+    block[4..].fill(9);
+    // A filesystem without O_DIRECT (tmpfs on older kernels) declines;
+    // then nothing was written.
+    let direct = f.write_direct_at(block, 0).unwrap();
+    let data = read_all(&*f).unwrap();
+    assert_eq!(data.len(), 4 * DIRECT_ALIGN);
+    assert_eq!(&data[..4], b"head");
+    if direct {
+        // Buffered reads see what went past the page cache.
+        assert!(data[4..DIRECT_ALIGN].iter().all(|&b| b == 9));
+    } else {
+        assert!(data[4..].iter().all(|&b| b == 0));
+    }
+    // A write the filesystem refuses with EINVAL (a misaligned length)
+    // writes nothing and turns direct writes off for the file.
+    assert!(!f
+        .write_direct_at(&block[..100], DIRECT_ALIGN as u64)
+        .unwrap());
+    assert!(!f.write_direct_at(block, DIRECT_ALIGN as u64).unwrap());
+    let after = read_all(&*f).unwrap();
+    assert!(after[DIRECT_ALIGN..].iter().all(|&b| b == 0));
+    f.sync().unwrap();
 }
