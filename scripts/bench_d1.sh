@@ -8,7 +8,8 @@
 # BENCH_D1_ROUNDS rounds (default 7) alternate the order of the
 # implementations; each run stops after BENCH_D1_SECONDS (default 1).
 # raw-fsync is the disk's ceiling: the same bytes appended to one file
-# (written with zeros beforehand) and fdatasync'ed, with no format at all.
+# (written with zeros beforehand; rounds of 64 KiB or more with O_DIRECT, as
+# raftlet-disk writes them) and fdatasync'ed, with no format at all.
 # Writes build/bench/d1.jsonl and docs/bench-d1.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -28,6 +28,9 @@ impl FsFile for SlowFile {
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.0.write_at(buf, offset)
     }
+    fn write_direct_at(&self, buf: &[u8], offset: u64) -> io::Result<bool> {
+        self.0.write_direct_at(buf, offset)
+    }
     fn size(&self) -> io::Result<u64> {
         self.0.size()
     }
@@ -153,6 +156,116 @@ fn a_failed_shared_sync_fails_every_waiter() {
         .append(&entries(0, 999, 1, 1))
         .unwrap_err()
         .is_fatal());
+}
+
+/// Group `g`'s entries `from..from + n`, each of `size` bytes that depend
+/// on the group and the index.
+fn sized_entries(g: u64, from: u64, n: u64, size: usize) -> Vec<raftlet::pb::Entry> {
+    (from..from + n)
+        .map(|i| {
+            let b = (g * 31 + i) as u8;
+            raftlet::pb::Entry::new(1, i, bytes::Bytes::from(vec![b; size]))
+        })
+        .collect()
+}
+
+/// Writes from `threads` threads, one group each: every third write of a
+/// thread is a record over 1 MiB (written past the page cache), the others
+/// are small. Returns each thread's results in order.
+fn hammer_mixed(
+    store: &DiskStore,
+    threads: u64,
+    writes: u64,
+) -> Vec<Vec<raftlet_disk::Result<()>>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|g| {
+                let store = store.clone();
+                s.spawn(move || {
+                    let grp = store.group(g);
+                    (0..writes)
+                        .map(|i| {
+                            let size = if i % 3 == 2 { 600 << 10 } else { 100 };
+                            grp.append(&sized_entries(g, i * 2 + 1, 2, size))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn large_options() -> raftlet_disk::Options {
+    raftlet_disk::Options {
+        segment_size: 64 << 20,
+        ..raftlet_disk::Options::default()
+    }
+}
+
+/// Checks that each of `threads` groups holds the `writes` writes of
+/// [`hammer_mixed`].
+fn check_mixed(store: &DiskStore, threads: u64, writes: u64, when: &str) {
+    for g in 0..threads {
+        let grp = store.group(g);
+        assert_eq!(grp.last_index(), Ok(2 * writes), "{when}, group {g}");
+        for i in 0..writes {
+            let size = if i % 3 == 2 { 600 << 10 } else { 100 };
+            assert_eq!(
+                grp.entries(i * 2 + 1, i * 2 + 3, u64::MAX).unwrap(),
+                sized_entries(g, i * 2 + 1, 2, size),
+                "{when}, group {g}, write {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn large_and_small_records_from_many_threads_lose_nothing_acknowledged() {
+    let fault = FaultFs::new();
+    let fs: Arc<dyn FileSystem> = Arc::new(SlowFs(fault.clone()));
+    let store = DiskStore::open_with(fs.clone(), &dir(), large_options()).unwrap();
+    let (threads, writes) = (4, 9);
+    for (t, results) in hammer_mixed(&store, threads, writes).iter().enumerate() {
+        assert!(results.iter().all(Result::is_ok), "thread {t}: {results:?}");
+    }
+    check_mixed(&store, threads, writes, "before the crash");
+    // And one large write alone, with no later write to sync it by chance.
+    let last = sized_entries(threads, 1, 2, 600 << 10);
+    store.group(threads).append(&last).unwrap();
+    drop(store);
+    fault.crash(CrashMode::LoseUnsynced);
+    let store = DiskStore::open_with(fs, &dir(), large_options()).unwrap();
+    check_mixed(&store, threads, writes, "after the crash");
+    assert_eq!(store.group(threads).entries(1, 3, u64::MAX).unwrap(), last);
+}
+
+/// A failed sync among large and small records fails every writer
+/// waiting for it and the log, and leaves no writer waiting for good.
+#[test]
+fn a_failed_sync_of_a_large_record_fails_every_waiter() {
+    for after in 0..6 {
+        let fault = FaultFs::new();
+        let fs: Arc<dyn FileSystem> = Arc::new(SlowFs(fault.clone()));
+        let store = DiskStore::open_with(fs, &dir(), large_options()).unwrap();
+        fault.fail_after(raftlet_disk::FaultOp::Sync, after, EIO);
+        let results = hammer_mixed(&store, 3, 6);
+        assert!(
+            results.iter().flatten().any(Result::is_err),
+            "after {after}: no write failed"
+        );
+        for (t, r) in results.iter().enumerate() {
+            if let Some(first) = r.iter().position(Result::is_err) {
+                assert!(
+                    r[first..]
+                        .iter()
+                        .all(|r| r.as_ref().is_err_and(|e| e.is_fatal())),
+                    "after {after}, thread {t}: {r:?}"
+                );
+            }
+        }
+        assert!(store.failure().is_some(), "after {after}");
+    }
 }
 
 /// A commit raised (`set_commit`, what a light Ready's commit index asks
