@@ -375,6 +375,10 @@ static go_res go_storage_append_entries(raftlet_storage *s, const uint8_t *d, si
 static go_res go_storage_append_ready(raftlet_storage *s, const raftlet_ready *rd) {
 	return go_res_of(raftlet_storage_append_ready(s, rd));
 }
+static go_res go_storage_append_readies(raftlet_storage **ss, raftlet_ready **rs, size_t n) {
+	return go_res_of(raftlet_storage_append_readies((const raftlet_storage *const *)ss,
+	                                                (const raftlet_ready *const *)rs, n));
+}
 static go_res go_storage_set_hard_state(raftlet_storage *s, uint64_t term, uint64_t vote, uint64_t commit) {
 	return go_res_of(raftlet_storage_set_hard_state(s, term, vote, commit));
 }
@@ -1025,6 +1029,12 @@ func cStorageAppendEntries(s cStorage, msg []byte) error {
 
 func cStorageAppendReady(s cStorage, rd cReady) error {
 	return errorOf(C.go_storage_append_ready(s, rd))
+}
+
+// cStorageAppendReadies passes two Go slices of C pointers (no Go pointer
+// in them, as cgo requires); len(ss) == len(rs) > 0.
+func cStorageAppendReadies(ss []cStorage, rs []cReady) error {
+	return errorOf(C.go_storage_append_readies(&ss[0], &rs[0], C.size_t(len(ss))))
 }
 
 func cStorageSetHardState(s cStorage, term, vote, commit uint64) error {

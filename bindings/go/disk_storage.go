@@ -1,6 +1,9 @@
 package raftlet
 
-import "runtime"
+import (
+	"fmt"
+	"runtime"
+)
 
 // OpenDiskStorage opens (creating it if needed) the durable store in
 // directory dir and returns its group 1 as a storage: the same type and
@@ -54,4 +57,48 @@ func wrapStorage(p cStorage) *MemoryStorage {
 	s := &MemoryStorage{h: &storageHandle{p: p}}
 	s.cleanup = runtime.AddCleanup(s, func(h *storageHandle) { cStorageFree(h.p) }, s.h)
 	return s
+}
+
+// AppendReadyViews persists the Readies of many groups of one durable
+// store with ONE sync (group commit): views[i], a view of the node over
+// storages[i], is written to storages[i] as AppendReadyView would write
+// it, all in one record, synced once if any of them must be. A host of
+// many groups on one goroutine takes each node's view, writes them all
+// with one call, then sends and advances each. Every storage must be a
+// group of the same store (OpenDiskStorage, OpenGroup). Nothing is written
+// if any view does not fit its group's log, or is stale or out of order
+// (as for AppendReadyView, against what its storage persisted last or an
+// earlier element of the same call). No views is a no-op.
+//
+// Errors: ErrInvalidArg for slices of different lengths, a memory
+// storage or groups of different stores; ErrReadyStale; a storage error.
+func AppendReadyViews(storages []*MemoryStorage, views []ReadyView) error {
+	if len(storages) != len(views) {
+		return &Error{CodeInvalidArg, fmt.Sprintf(
+			"%d storages for %d readies", len(storages), len(views))}
+	}
+	if len(views) == 0 {
+		return nil
+	}
+	ss := make([]cStorage, len(storages))
+	rs := make([]cReady, len(views))
+	for i, s := range storages {
+		if s == nil {
+			return &Error{CodeInvalidArg, fmt.Sprintf("storage %d is nil", i)}
+		}
+		p, err := s.ptr()
+		if err != nil {
+			return err
+		}
+		v := views[i]
+		if v.h == nil || !v.h.live(v.gen) {
+			return &Error{CodeReadyStale, fmt.Sprintf(
+				"ready %d was already advanced or released", i)}
+		}
+		ss[i], rs[i] = p, v.h.p
+	}
+	err := cStorageAppendReadies(ss, rs)
+	runtime.KeepAlive(storages)
+	runtime.KeepAlive(views)
+	return err
 }

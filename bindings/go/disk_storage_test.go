@@ -119,3 +119,148 @@ func TestDiskStorageLocksItsDirectoryAndServesGroups(t *testing.T) {
 		t.Fatalf("first %d last %d after the restart, want 1 and 2", first, last)
 	}
 }
+
+// TestAppendReadyViewsWritesManyGroupsAtOnce drives three single-voter
+// groups of one store from one loop: each round takes every node's view
+// and persists them all with one AppendReadyViews, then advances each.
+// After a restart every group has its log back.
+func TestAppendReadyViewsWritesManyGroupsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	first, err := raftlet.OpenDiskStorage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []uint64{1, 2, 3}
+	storages := []*raftlet.MemoryStorage{first}
+	for _, g := range ids[1:] {
+		s, err := first.OpenGroup(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		storages = append(storages, s)
+	}
+	var nodes []*raftlet.RawNode
+	for _, s := range storages {
+		if err := s.SetConfState(raftpb.ConfState{Voters: []uint64{1}}); err != nil {
+			t.Fatal(err)
+		}
+		cfg := raftlet.DefaultConfig(1)
+		cfg.Storage = s
+		rn, err := raftlet.NewRawNode(&cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, rn)
+	}
+	applied := make([][]string, len(nodes))
+	// One round of the host's loop over every group with a Ready.
+	round := func() {
+		var ss []*raftlet.MemoryStorage
+		var vs []raftlet.ReadyView
+		var rns []*raftlet.RawNode
+		var idx []int
+		for i, rn := range nodes {
+			if !rn.HasReady() {
+				continue
+			}
+			v, err := rn.ReadyView()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss, vs, rns = append(ss, storages[i]), append(vs, v), append(rns, rn)
+			idx = append(idx, i)
+		}
+		if err := raftlet.AppendReadyViews(ss, vs); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range vs {
+			ents, err := v.CommittedEntries()
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := idx[k]
+			for _, e := range ents {
+				if d := e.Data(); e.Type == raftpb.EntryNormal && len(d) > 0 {
+					applied[i] = append(applied[i], string(d))
+				}
+			}
+			if err := rns[k].AdvanceView(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, rn := range nodes {
+		if err := rn.Campaign(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for r := 0; r < 4; r++ {
+		round()
+	}
+	for i, rn := range nodes {
+		if err := rn.Propose([]byte(fmt.Sprintf("g%d", ids[i]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for r := 0; r < 4; r++ {
+		round()
+	}
+	for i := range nodes {
+		if want := []string{fmt.Sprintf("g%d", ids[i])}; fmt.Sprint(applied[i]) != fmt.Sprint(want) {
+			t.Fatalf("group %d applied %q, want %q", ids[i], applied[i], want)
+		}
+	}
+
+	// Refusals write nothing: slices of different lengths, a memory
+	// storage, a stale view.
+	if err := raftlet.AppendReadyViews(storages, nil); !errors.Is(err, raftlet.ErrInvalidArg) {
+		t.Fatalf("different lengths: %v", err)
+	}
+	if err := raftlet.AppendReadyViews(nil, nil); err != nil {
+		t.Fatalf("no views: %v", err)
+	}
+	if err := nodes[0].Propose([]byte("more")); err != nil {
+		t.Fatal(err)
+	}
+	v, err := nodes[0].ReadyView()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := raftlet.NewMemoryStorage()
+	defer mem.Close()
+	last, _ := storages[0].LastIndex()
+	if err := raftlet.AppendReadyViews(
+		[]*raftlet.MemoryStorage{storages[0], mem}, []raftlet.ReadyView{v, v}); !errors.Is(err, raftlet.ErrInvalidArg) {
+		t.Fatalf("a memory storage among them: %v", err)
+	}
+	if now, _ := storages[0].LastIndex(); now != last {
+		t.Fatalf("a refused call wrote: last index %d -> %d", last, now)
+	}
+	if err := raftlet.AppendReadyViews(storages[:1], []raftlet.ReadyView{v}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[0].AdvanceView(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := raftlet.AppendReadyViews(storages[:1], []raftlet.ReadyView{v}); !errors.Is(err, raftlet.ErrReadyStale) {
+		t.Fatalf("an advanced view: %v", err)
+	}
+
+	for _, rn := range nodes {
+		rn.Close()
+	}
+	for _, s := range storages {
+		s.Close()
+	}
+	// Restarted: every group's log is back.
+	for _, g := range ids {
+		s, err := raftlet.OpenDiskStorageGroup(dir, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := run(s); len(got) != 1 || got[0] != fmt.Sprintf("g%d", g) {
+			t.Fatalf("group %d after the restart applied %q", g, got)
+		}
+		s.Close()
+	}
+}

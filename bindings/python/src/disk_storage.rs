@@ -20,6 +20,27 @@ fn dk<T>(r: raftlet_disk::Result<T>) -> PyResult<T> {
     r.map_err(raftlet::Error::from).py()
 }
 
+/// Adds what `ready` (a ``Ready``) asks group `gid` to persist to `b`:
+/// its snapshot, entries and hard state. Returns its ``must_sync``, which
+/// the caller sets on the batch (the batch's methods ask for a sync).
+fn add_ready(b: &mut WriteBatch, gid: u64, ready: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let snap = ready.getattr("snapshot")?;
+    if !snap.is_none() {
+        let s: PyRef<'_, PySnapshot> = snap.extract()?;
+        raftlet::validate::check_conf_state(&s.inner.metadata.conf_state).py()?;
+        b.apply_snapshot(gid, &s.inner);
+    }
+    let entries = ready.getattr("entries")?;
+    let ents = crate::convert::extract_each::<PyEntry, _>(&entries, "Entry", |e| e.inner.clone())?;
+    dk(b.append(gid, &ents))?;
+    let hs = ready.getattr("hard_state")?;
+    if !hs.is_none() {
+        let h: PyRef<'_, PyHardState> = hs.extract()?;
+        b.set_hard_state(gid, &h.inner);
+    }
+    ready.getattr("must_sync")?.extract()
+}
+
 /// A durable log, snapshot and hard state on disk: one group of a
 /// crash-safe store in a directory (created if needed).
 ///
@@ -86,24 +107,47 @@ impl PyDiskStorage {
     fn persist_ready(&self, py: Python<'_>, ready: &Bound<'_, PyAny>) -> PyResult<()> {
         let g = self.handle()?;
         let mut b = WriteBatch::new();
-        let snap = ready.getattr("snapshot")?;
-        if !snap.is_none() {
-            let s: PyRef<'_, PySnapshot> = snap.extract()?;
-            raftlet::validate::check_conf_state(&s.inner.metadata.conf_state).py()?;
-            b.apply_snapshot(g.id(), &s.inner);
-        }
-        let entries = ready.getattr("entries")?;
-        let ents =
-            crate::convert::extract_each::<PyEntry, _>(&entries, "Entry", |e| e.inner.clone())?;
-        dk(b.append(g.id(), &ents))?;
-        let hs = ready.getattr("hard_state")?;
-        if !hs.is_none() {
-            let h: PyRef<'_, PyHardState> = hs.extract()?;
-            b.set_hard_state(g.id(), &h.inner);
-        }
-        let must_sync: bool = ready.getattr("must_sync")?.extract()?;
+        let must_sync = add_ready(&mut b, g.id(), ready)?;
         b.set_must_sync(must_sync);
         dk(py.detach(|| g.store().write(&b)))
+    }
+
+    /// Persists the Readies of many groups of one store with ONE sync
+    /// (group commit): for each ``(storage, ready)`` pair, what
+    /// ``storage.persist_ready(ready)`` would write, all in one record,
+    /// synced once if any ready ``must_sync``. A host of many groups takes
+    /// every node's Ready, persists them with one call, then sends and
+    /// advances each.
+    ///
+    /// Nothing is written if any pair does not fit its group's log.
+    /// Raises ``ValueError`` if the storages are not groups of one store
+    /// (or one is closed), ``UnavailableError`` and the other
+    /// ``StorageError`` subclasses as ``persist_ready`` does.
+    #[staticmethod]
+    fn persist_readies(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut b = WriteBatch::new();
+        let mut must_sync = false;
+        let mut store: Option<DiskStore> = None;
+        for item in pairs.try_iter()? {
+            let item = item?;
+            let (storage, ready): (PyRef<'_, PyDiskStorage>, Bound<'_, PyAny>) = item.extract()?;
+            let g = storage.handle()?;
+            match &store {
+                None => store = Some(g.store().clone()),
+                Some(s) if s.same_store(g.store()) => {}
+                Some(_) => {
+                    return Err(PyValueError::new_err(
+                        "persist_readies: the storages are groups of different stores",
+                    ))
+                }
+            }
+            must_sync |= add_ready(&mut b, g.id(), &ready)?;
+        }
+        b.set_must_sync(must_sync);
+        match store {
+            Some(s) => dk(py.detach(|| s.write(&b))),
+            None => Ok(()),
+        }
     }
 
     /// Appends entries (from ``Ready.entries``), which must be consecutive,

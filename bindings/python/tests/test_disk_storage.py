@@ -125,3 +125,58 @@ def test_invalid_configurations_are_refused_and_nothing_is_written(tmp_path: Pat
 def test_raw_node_refuses_other_storages() -> None:
     with pytest.raises(TypeError, match="MemoryStorage or DiskStorage"):
         RawNode(Config(id=1), object())  # type: ignore[arg-type]
+
+
+def test_persist_readies_writes_many_groups_with_one_call(tmp_path: Path) -> None:
+    """One loop drives three single-voter groups of one store: each round
+    persists every node's Ready with one ``persist_readies``, then
+    advances each. After a restart every group has its log back."""
+    first = DiskStorage(tmp_path)
+    storages = [first, first.open_group(2), first.open_group(3)]
+    nodes = []
+    for s in storages:
+        s.set_conf_state(ConfState(voters=[1]))
+        nodes.append(RawNode(Config(id=1), s))
+    applied: list[list[bytes]] = [[] for _ in nodes]
+
+    def round_() -> None:
+        pairs = [(s, n.ready()) for s, n in zip(storages, nodes) if n.has_ready()]
+        DiskStorage.persist_readies(pairs)
+        for s, rd in pairs:
+            i = s.group - 1
+            applied[i].extend(
+                e.data for e in rd.committed_entries if e.entry_type == EntryType.NORMAL and e.data
+            )
+            nodes[i].advance(rd)
+
+    for n in nodes:
+        n.campaign()
+    for _ in range(4):
+        round_()
+    for i, n in enumerate(nodes):
+        n.propose(f"g{i + 1}".encode())
+    for _ in range(4):
+        round_()
+    assert applied == [[b"g1"], [b"g2"], [b"g3"]]
+
+    # Groups of another store are refused, and nothing is written.
+    other_dir = tmp_path / "other"
+    with DiskStorage(other_dir) as other:
+        nodes[0].propose(b"more")
+        rd = nodes[0].ready()
+        last = storages[0].last_index()
+        with pytest.raises(ValueError, match="different stores"):
+            DiskStorage.persist_readies([(storages[0], rd), (other, rd)])
+        assert storages[0].last_index() == last
+        DiskStorage.persist_readies([(storages[0], rd)])
+        assert storages[0].last_index() == last + 1
+        nodes[0].advance(rd)
+    DiskStorage.persist_readies([])
+
+    for n in nodes:
+        n.close()
+    for s in storages:
+        s.close()
+    for g in (1, 2, 3):
+        with DiskStorage(tmp_path, group=g) as s:
+            assert run(s)[:1] == [f"g{g}".encode()]

@@ -378,6 +378,28 @@ class DiskStorage:
             StorageError: The filesystem failed (after a failed sync the
                 store takes no more writes: reopen it).
         """
+    @staticmethod
+    def persist_readies(pairs: Iterable[tuple[DiskStorage, Ready]]) -> None:
+        """Persists the Readies of many groups of one store with ONE sync.
+
+        Group commit: for each ``(storage, ready)`` pair, what
+        ``storage.persist_ready(ready)`` would write, all in one record,
+        synced once if any ready ``must_sync``. A host of many groups takes
+        every node's Ready, persists them with one call, then sends and
+        advances each. Nothing is written if any pair does not fit its
+        group's log.
+
+        Args:
+            pairs: Each group's storage (groups of one store, from
+                ``DiskStorage`` and ``open_group``) with its node's Ready.
+
+        Raises:
+            ValueError: The storages are groups of different stores, or one
+                is closed.
+            UnavailableError: Entries would leave a gap in their group.
+            StorageError: The filesystem failed (after a failed sync the
+                store takes no more writes: reopen it).
+        """
     def append(self, entries: Iterable[Entry]) -> None:
         """Appends consecutive entries, durably.
 
