@@ -517,6 +517,23 @@ typedef struct raftlet_progress {
   uint64_t pending_snapshot;
 } raftlet_progress;
 
+// Tuning of a durable store, for raftlet_storage_open_with. Start from
+// raftlet_storage_options_default() and change the fields wanted.
+typedef struct raftlet_storage_options {
+  // The size a log segment is preallocated to; the log moves to a new
+  // segment when a record would not fit (a larger record gets a segment
+  // of its own). Must not be 0. Default 64 MiB.
+  uint64_t segment_size;
+  // At each segment switch, the live entries of the groups that keep
+  // the oldest segment alive are rewritten (so that it can be deleted)
+  // while they total at most this many bytes. Default 16 MiB.
+  uint64_t rewrite_max_bytes;
+  // Records of at least this many bytes are written past the page cache
+  // (O_DIRECT) where the filesystem takes it; UINT64_MAX writes every
+  // record through the page cache. Default 64 KiB.
+  uint64_t direct_min_bytes;
+} raftlet_storage_options;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1570,6 +1587,20 @@ raftlet_result raftlet_storage_snapshot(const struct raftlet_storage *storage,
 raftlet_result raftlet_storage_open(const char *dir,
                                     uint64_t group,
                                     struct raftlet_storage **storage_out);
+
+// The default options of a durable store (those raftlet_storage_open
+// uses).
+struct raftlet_storage_options raftlet_storage_options_default(void);
+
+// raftlet_storage_open with `options` (see raftlet_storage_options) instead
+// of the defaults. The options hold for the store as long as it is open,
+// for every group of it.
+// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_ARG (a
+// `segment_size` of 0), or RAFTLET_ERR_STORAGE as raftlet_storage_open.
+raftlet_result raftlet_storage_open_with(const char *dir,
+                                         uint64_t group,
+                                         const struct raftlet_storage_options *options,
+                                         struct raftlet_storage **storage_out);
 
 // Gives group `group` of the same durable store as `storage` (a handle
 // from raftlet_storage_open) as a new storage handle. On success

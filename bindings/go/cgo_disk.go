@@ -33,6 +33,21 @@ static go_disk_res go_storage_open(const char *dir, uint64_t group) {
 	return go_disk_res_of(rc, s);
 }
 
+static go_disk_res go_storage_open_with(const char *dir, uint64_t group, uint64_t segment_size,
+                                        uint64_t rewrite_max_bytes, uint64_t direct_min_bytes) {
+	raftlet_storage *s = NULL;
+	raftlet_storage_options o = raftlet_storage_options_default();
+	o.segment_size = segment_size;
+	o.rewrite_max_bytes = rewrite_max_bytes;
+	o.direct_min_bytes = direct_min_bytes;
+	raftlet_result rc = raftlet_storage_open_with(dir, group, &o, &s);
+	return go_disk_res_of(rc, s);
+}
+
+static raftlet_storage_options go_storage_options_default(void) {
+	return raftlet_storage_options_default();
+}
+
 static go_disk_res go_storage_open_group(const raftlet_storage *from, uint64_t group) {
 	raftlet_storage *s = NULL;
 	raftlet_result rc = raftlet_storage_open_group(from, group, &s);
@@ -59,6 +74,22 @@ func cStorageOpen(dir string, group uint64) (cStorage, error) {
 	cdir := C.CString(dir)
 	defer C.free(unsafe.Pointer(cdir))
 	return diskResult(C.go_storage_open(cdir, C.uint64_t(group)))
+}
+
+func cStorageOpenWith(dir string, group uint64, o DiskOptions) (cStorage, error) {
+	cdir := C.CString(dir)
+	defer C.free(unsafe.Pointer(cdir))
+	return diskResult(C.go_storage_open_with(cdir, C.uint64_t(group), C.uint64_t(o.SegmentSize),
+		C.uint64_t(o.RewriteMaxBytes), C.uint64_t(o.DirectMinBytes)))
+}
+
+func cStorageOptionsDefault() DiskOptions {
+	o := C.go_storage_options_default()
+	return DiskOptions{
+		SegmentSize:     uint64(o.segment_size),
+		RewriteMaxBytes: uint64(o.rewrite_max_bytes),
+		DirectMinBytes:  uint64(o.direct_min_bytes),
+	}
 }
 
 func cStorageOpenGroup(from cStorage, group uint64) (cStorage, error) {

@@ -28,6 +28,39 @@ func OpenDiskStorage(dir string) (*MemoryStorage, error) {
 	return OpenDiskStorageGroup(dir, 1)
 }
 
+// DiskOptions tune a durable store (OpenDiskStorageWith). Start from
+// DefaultDiskOptions and change the fields wanted.
+type DiskOptions struct {
+	// SegmentSize is the size a log segment is preallocated to; the log
+	// moves to a new segment when a record would not fit. Must not be 0.
+	// Default 64 MiB.
+	SegmentSize uint64
+	// RewriteMaxBytes: at each segment switch, the live entries of the
+	// groups that keep the oldest segment alive are rewritten (so that it
+	// can be deleted) while they total at most this many bytes. Default
+	// 16 MiB.
+	RewriteMaxBytes uint64
+	// DirectMinBytes: records of at least this many bytes are written past
+	// the page cache (O_DIRECT) where the filesystem takes it;
+	// math.MaxUint64 writes every record through the page cache. Default
+	// 64 KiB.
+	DirectMinBytes uint64
+}
+
+// DefaultDiskOptions returns the options OpenDiskStorage uses.
+func DefaultDiskOptions() DiskOptions { return cStorageOptionsDefault() }
+
+// OpenDiskStorageWith is OpenDiskStorageGroup with options instead of the
+// defaults; they hold for the store while it is open, for every group of
+// it. A SegmentSize of 0 fails with ErrInvalidArg.
+func OpenDiskStorageWith(dir string, group uint64, opts DiskOptions) (*MemoryStorage, error) {
+	p, err := cStorageOpenWith(dir, group, opts)
+	if err != nil {
+		return nil, err
+	}
+	return wrapStorage(p), nil
+}
+
 // OpenDiskStorageGroup is OpenDiskStorage for group `group` of the store.
 func OpenDiskStorageGroup(dir string, group uint64) (*MemoryStorage, error) {
 	p, err := cStorageOpen(dir, group)

@@ -264,3 +264,46 @@ func TestAppendReadyViewsWritesManyGroupsAtOnce(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestOpenDiskStorageWithOptions opens a store with 4 KiB segments and
+// every record written direct: the log moves past its first segment, and
+// the store opens again with the defaults, its log intact.
+func TestOpenDiskStorageWithOptions(t *testing.T) {
+	o := raftlet.DefaultDiskOptions()
+	if o.SegmentSize != 64<<20 || o.RewriteMaxBytes != 16<<20 || o.DirectMinBytes != 64<<10 {
+		t.Fatalf("defaults %+v", o)
+	}
+	dir := t.TempDir()
+	zero := o
+	zero.SegmentSize = 0
+	if _, err := raftlet.OpenDiskStorageWith(dir, 1, zero); !errors.Is(err, raftlet.ErrInvalidArg) {
+		t.Fatalf("segment size 0: %v", err)
+	}
+	o.SegmentSize, o.RewriteMaxBytes, o.DirectMinBytes = 4096, 0, 0
+	s, err := raftlet.OpenDiskStorageWith(dir, 1, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetConfState(raftpb.ConfState{Voters: []uint64{1}}); err != nil {
+		t.Fatal(err)
+	}
+	var props []string
+	for i := 0; i < 40; i++ {
+		props = append(props, fmt.Sprintf("%03d-%s", i, strings.Repeat("p", 300)))
+	}
+	if got := run(s, props...); len(got) != len(props) {
+		t.Fatalf("applied %d of %d", len(got), len(props))
+	}
+	s.Close()
+	if _, err := os.Stat(dir + "/0000000000000002.log"); err != nil {
+		t.Fatalf("the log did not move past its first 4 KiB segment: %v", err)
+	}
+	s, err = raftlet.OpenDiskStorage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := run(s); fmt.Sprint(got) != fmt.Sprint(props) {
+		t.Fatalf("after reopening with the defaults: %d entries", len(got))
+	}
+}

@@ -6,8 +6,10 @@
 
 use std::ffi::{c_char, CStr, OsStr};
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
 
-use raftlet_disk::{DiskStore, WriteBatch};
+use raftlet_disk::{DiskStore, Options, StdFs, WriteBatch};
 
 use crate::any_storage::AnyStorage;
 use crate::ready::raftlet_ready;
@@ -56,6 +58,78 @@ pub unsafe extern "C" fn raftlet_storage_open(
         // SAFETY: a non-null, NUL-terminated string from the caller.
         let path = OsStr::from_bytes(unsafe { CStr::from_ptr(dir) }.to_bytes());
         match DiskStore::open(path) {
+            Ok(store) => new_handle(AnyStorage::Disk(store.group(group)), storage_out),
+            Err(e) => disk_failure(e),
+        }
+    })
+}
+
+/// Tuning of a durable store, for raftlet_storage_open_with. Start from
+/// raftlet_storage_options_default() and change the fields wanted.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct raftlet_storage_options {
+    /// The size a log segment is preallocated to; the log moves to a new
+    /// segment when a record would not fit (a larger record gets a segment
+    /// of its own). Must not be 0. Default 64 MiB.
+    pub segment_size: u64,
+    /// At each segment switch, the live entries of the groups that keep
+    /// the oldest segment alive are rewritten (so that it can be deleted)
+    /// while they total at most this many bytes. Default 16 MiB.
+    pub rewrite_max_bytes: u64,
+    /// Records of at least this many bytes are written past the page cache
+    /// (O_DIRECT) where the filesystem takes it; UINT64_MAX writes every
+    /// record through the page cache. Default 64 KiB.
+    pub direct_min_bytes: u64,
+}
+
+impl From<raftlet_storage_options> for Options {
+    fn from(o: raftlet_storage_options) -> Options {
+        Options {
+            segment_size: o.segment_size,
+            rewrite_max_bytes: o.rewrite_max_bytes,
+            direct_min_bytes: o.direct_min_bytes,
+        }
+    }
+}
+
+/// The default options of a durable store (those raftlet_storage_open
+/// uses).
+#[no_mangle]
+pub extern "C" fn raftlet_storage_options_default() -> raftlet_storage_options {
+    let o = Options::default();
+    raftlet_storage_options {
+        segment_size: o.segment_size,
+        rewrite_max_bytes: o.rewrite_max_bytes,
+        direct_min_bytes: o.direct_min_bytes,
+    }
+}
+
+/// raftlet_storage_open with `options` (see raftlet_storage_options) instead
+/// of the defaults. The options hold for the store as long as it is open,
+/// for every group of it.
+/// Returns RAFTLET_OK, RAFTLET_ERR_NULL_ARG, RAFTLET_ERR_INVALID_ARG (a
+/// `segment_size` of 0), or RAFTLET_ERR_STORAGE as raftlet_storage_open.
+#[no_mangle]
+pub unsafe extern "C" fn raftlet_storage_open_with(
+    dir: *const c_char,
+    group: u64,
+    options: *const raftlet_storage_options,
+    storage_out: *mut *mut raftlet_storage,
+) -> raftlet_result {
+    ffi_boundary!({
+        check_null!(dir, options, storage_out);
+        // SAFETY: a non-null pointer to the caller's options.
+        let opts = Options::from(unsafe { *options });
+        if opts.segment_size == 0 {
+            return fail(
+                RAFTLET_ERR_INVALID_ARG,
+                "raftlet_storage_open_with: segment_size must not be 0",
+            );
+        }
+        // SAFETY: a non-null, NUL-terminated string from the caller.
+        let path = OsStr::from_bytes(unsafe { CStr::from_ptr(dir) }.to_bytes());
+        match DiskStore::open_with(Arc::new(StdFs), Path::new(path), opts) {
             Ok(store) => new_handle(AnyStorage::Disk(store.group(group)), storage_out),
             Err(e) => disk_failure(e),
         }

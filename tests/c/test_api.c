@@ -2134,6 +2134,60 @@ static void test_disk_storage(void) {
     CHECK(system("rm -rf build/c/test_disk_store") == 0);
 }
 
+/* The store's options: the defaults, refusals, and a store opened with a
+ * small segment size (and every record written direct) that moves to new
+ * segments, and opens again with the defaults. */
+static void test_disk_storage_options(void) {
+    const char *dir = "build/c/test_disk_opts";
+    CHECK(system("rm -rf build/c/test_disk_opts") == 0);
+    raftlet_storage_options o = raftlet_storage_options_default();
+    CHECK(o.segment_size == 64u << 20);
+    CHECK(o.rewrite_max_bytes == 16u << 20);
+    CHECK(o.direct_min_bytes == 64u << 10);
+    raftlet_storage *st = NULL;
+    EXPECT_RC(raftlet_storage_open_with(NULL, 1, &o, &st), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_open_with(dir, 1, NULL, &st), RAFTLET_ERR_NULL_ARG);
+    EXPECT_RC(raftlet_storage_open_with(dir, 1, &o, NULL), RAFTLET_ERR_NULL_ARG);
+    raftlet_storage_options zero = o;
+    zero.segment_size = 0;
+    EXPECT_RC(raftlet_storage_open_with(dir, 1, &zero, &st), RAFTLET_ERR_INVALID_ARG);
+    CHECK(st == NULL);
+    o.segment_size = 4096;
+    o.rewrite_max_bytes = 0;
+    o.direct_min_bytes = 0;
+    EXPECT_OK(raftlet_storage_open_with(dir, 1, &o, &st));
+    const uint64_t v1[] = {1};
+    EXPECT_OK(raftlet_storage_set_conf_state(st, v1, 1, NULL, 0));
+    raftlet_config *c = NULL;
+    H_OK(raftlet_config_new(1, &c));
+    raftlet_node *n = NULL;
+    EXPECT_OK(raftlet_node_new(c, st, &n));
+    EXPECT_OK(raftlet_node_campaign(n));
+    drain_disk(n, st);
+    char payload[300];
+    memset(payload, 'p', sizeof payload);
+    size_t applied = 0;
+    for (int i = 0; i < 40; i++) {
+        EXPECT_OK(raftlet_node_propose(n, (const uint8_t *)payload, sizeof payload));
+        applied += drain_disk(n, st);
+    }
+    CHECK(applied == 40);
+    /* 40 records of 300 bytes do not fit one 4 KiB segment. */
+    CHECK(system("test -e build/c/test_disk_opts/0000000000000002.log") == 0);
+    uint64_t first = 0, last = 0;
+    EXPECT_OK(raftlet_storage_bounds(st, &first, &last));
+    raftlet_node_free(n);
+    raftlet_storage_free(st);
+    st = NULL;
+    EXPECT_OK(raftlet_storage_open(dir, 1, &st));
+    uint64_t first2 = 0, last2 = 0;
+    EXPECT_OK(raftlet_storage_bounds(st, &first2, &last2));
+    CHECK(first2 == first && last2 == last && last == 41);
+    raftlet_storage_free(st);
+    raftlet_config_free(c);
+    CHECK(system("rm -rf build/c/test_disk_opts") == 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Host mistakes: error codes, and the node and storage left as they were    */
 /* ------------------------------------------------------------------------ */
@@ -3907,6 +3961,7 @@ int main(void) {
     RUN(test_batch_calls);
     RUN(test_payloads);
     RUN(test_disk_storage);
+    RUN(test_disk_storage_options);
     RUN(test_ready_order_mistakes);
     RUN(test_snapshot_not_persisted);
     RUN(test_light_commit_waits_for_snapshot);

@@ -2,13 +2,13 @@
 //! `MemoryStorage` is.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use raftlet::Storage;
-use raftlet_disk::{DiskGroup, DiskStore, WriteBatch};
+use raftlet_disk::{DiskGroup, DiskStore, Options, StdFs, WriteBatch};
 
 use crate::convert::{BytesArg, U64};
 use crate::errors::IntoPy;
@@ -72,17 +72,40 @@ impl PyDiskStorage {
 #[pymethods]
 impl PyDiskStorage {
     /// Opens (creating it if needed) the store in directory ``path`` and
-    /// gives its group ``group``.
+    /// gives its group ``group``. The keyword arguments tune the store
+    /// (``None``: the default): ``segment_size`` (64 MiB),
+    /// ``rewrite_max_bytes`` (16 MiB) and ``direct_min_bytes`` (64 KiB;
+    /// records this large are written past the page cache).
     ///
     /// Raises ``StorageError`` if the directory is locked by another open
     /// store, if a record in the middle of the log is corrupt (the message
     /// names the file and offset), if a snapshot file is missing or
-    /// damaged, or if the filesystem fails.
+    /// damaged, or if the filesystem fails; ``ValueError`` for a
+    /// ``segment_size`` of 0.
     #[new]
-    #[pyo3(signature = (path, group = U64(1)), text_signature = "(path, group=1)")]
-    fn new(py: Python<'_>, path: PathBuf, group: U64) -> PyResult<Self> {
+    #[pyo3(
+        signature = (path, group = U64(1), *, segment_size = None, rewrite_max_bytes = None, direct_min_bytes = None),
+        text_signature = "(path, group=1, *, segment_size=None, rewrite_max_bytes=None, direct_min_bytes=None)"
+    )]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        group: U64,
+        segment_size: Option<U64>,
+        rewrite_max_bytes: Option<U64>,
+        direct_min_bytes: Option<U64>,
+    ) -> PyResult<Self> {
+        let d = Options::default();
+        let opts = Options {
+            segment_size: segment_size.map_or(d.segment_size, |v| v.0),
+            rewrite_max_bytes: rewrite_max_bytes.map_or(d.rewrite_max_bytes, |v| v.0),
+            direct_min_bytes: direct_min_bytes.map_or(d.direct_min_bytes, |v| v.0),
+        };
+        if opts.segment_size == 0 {
+            return Err(PyValueError::new_err("segment_size must not be 0"));
+        }
         let p = path.clone();
-        let store = py.detach(|| DiskStore::open(&p));
+        let store = py.detach(|| DiskStore::open_with(Arc::new(StdFs), &p, opts));
         let store = dk(store)?;
         Ok(PyDiskStorage {
             group: Mutex::new(Some(store.group(group.0))),

@@ -180,3 +180,17 @@ def test_persist_readies_writes_many_groups_with_one_call(tmp_path: Path) -> Non
     for g in (1, 2, 3):
         with DiskStorage(tmp_path, group=g) as s:
             assert run(s)[:1] == [f"g{g}".encode()]
+
+
+def test_options_tune_the_store(tmp_path: Path) -> None:
+    """4 KiB segments, every record written direct: the log moves past its
+    first segment, and the store opens again with the defaults."""
+    with pytest.raises(ValueError, match="segment_size"):
+        DiskStorage(tmp_path, segment_size=0)
+    props = [b"%03d-" % i + b"p" * 300 for i in range(40)]
+    with DiskStorage(tmp_path, segment_size=4096, rewrite_max_bytes=0, direct_min_bytes=0) as s:
+        s.set_conf_state(ConfState(voters=[1]))
+        assert run(s, *props) == props
+    assert (tmp_path / "0000000000000002.log").exists()
+    with DiskStorage(tmp_path) as s:
+        assert run(s) == props

@@ -349,15 +349,33 @@ class DiskStorage:
     Args:
         path: The store's directory.
         group: The group's id in the store.
+        segment_size: The size a log segment is preallocated to (``None``:
+            64 MiB); the log moves to a new segment when a record would not
+            fit. Must not be 0.
+        rewrite_max_bytes: At each segment switch, live entries that keep
+            the oldest segment alive are rewritten while they total at most
+            this many bytes (``None``: 16 MiB).
+        direct_min_bytes: Records of at least this many bytes are written
+            past the page cache (``O_DIRECT``) where the filesystem takes
+            it (``None``: 64 KiB; ``2**64 - 1``: never).
 
     Raises:
         StorageError: The directory is locked by another open store, a
             record in the middle of the log is corrupt (the message names
             the file and offset), a snapshot file is missing or damaged, or
             the filesystem failed.
+        ValueError: ``segment_size`` is 0.
     """
 
-    def __new__(cls, path: "str | os.PathLike[str]", group: int = 1) -> Self: ...
+    def __new__(
+        cls,
+        path: "str | os.PathLike[str]",
+        group: int = 1,
+        *,
+        segment_size: Optional[int] = None,
+        rewrite_max_bytes: Optional[int] = None,
+        direct_min_bytes: Optional[int] = None,
+    ) -> Self: ...
     def open_group(self, group: int) -> DiskStorage:
         """Returns another group of the same store (one log, one lock).
 
