@@ -530,8 +530,12 @@ typedef struct raftlet_storage_options {
   uint64_t rewrite_max_bytes;
   // Records of at least this many bytes are written past the page cache
   // (O_DIRECT) where the filesystem takes it; UINT64_MAX writes every
-  // record through the page cache. Default 64 KiB.
+  // record through the page cache. Default 1 MiB.
   uint64_t direct_min_bytes;
+  // The bytes of the most recent records kept in memory, from which
+  // their entries are read back without reading the file; 0 keeps none.
+  // Default 64 MiB.
+  uint64_t read_cache_bytes;
 } raftlet_storage_options;
 
 #ifdef __cplusplus

@@ -34,12 +34,14 @@ static go_disk_res go_storage_open(const char *dir, uint64_t group) {
 }
 
 static go_disk_res go_storage_open_with(const char *dir, uint64_t group, uint64_t segment_size,
-                                        uint64_t rewrite_max_bytes, uint64_t direct_min_bytes) {
+                                        uint64_t rewrite_max_bytes, uint64_t direct_min_bytes,
+                                        uint64_t read_cache_bytes) {
 	raftlet_storage *s = NULL;
 	raftlet_storage_options o = raftlet_storage_options_default();
 	o.segment_size = segment_size;
 	o.rewrite_max_bytes = rewrite_max_bytes;
 	o.direct_min_bytes = direct_min_bytes;
+	o.read_cache_bytes = read_cache_bytes;
 	raftlet_result rc = raftlet_storage_open_with(dir, group, &o, &s);
 	return go_disk_res_of(rc, s);
 }
@@ -80,7 +82,7 @@ func cStorageOpenWith(dir string, group uint64, o DiskOptions) (cStorage, error)
 	cdir := C.CString(dir)
 	defer C.free(unsafe.Pointer(cdir))
 	return diskResult(C.go_storage_open_with(cdir, C.uint64_t(group), C.uint64_t(o.SegmentSize),
-		C.uint64_t(o.RewriteMaxBytes), C.uint64_t(o.DirectMinBytes)))
+		C.uint64_t(o.RewriteMaxBytes), C.uint64_t(o.DirectMinBytes), C.uint64_t(o.ReadCacheBytes)))
 }
 
 func cStorageOptionsDefault() DiskOptions {
@@ -89,6 +91,7 @@ func cStorageOptionsDefault() DiskOptions {
 		SegmentSize:     uint64(o.segment_size),
 		RewriteMaxBytes: uint64(o.rewrite_max_bytes),
 		DirectMinBytes:  uint64(o.direct_min_bytes),
+		ReadCacheBytes:  uint64(o.read_cache_bytes),
 	}
 }
 

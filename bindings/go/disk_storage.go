@@ -43,8 +43,12 @@ type DiskOptions struct {
 	// DirectMinBytes: records of at least this many bytes are written past
 	// the page cache (O_DIRECT) where the filesystem takes it;
 	// math.MaxUint64 writes every record through the page cache. Default
-	// 64 KiB.
+	// 1 MiB.
 	DirectMinBytes uint64
+	// ReadCacheBytes: the bytes of the newest records kept in memory, from
+	// which their entries are read back without reading the file; 0 keeps
+	// none. Default 64 MiB.
+	ReadCacheBytes uint64
 }
 
 // DefaultDiskOptions returns the options OpenDiskStorage uses.

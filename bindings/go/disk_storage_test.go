@@ -270,7 +270,8 @@ func TestAppendReadyViewsWritesManyGroupsAtOnce(t *testing.T) {
 // the store opens again with the defaults, its log intact.
 func TestOpenDiskStorageWithOptions(t *testing.T) {
 	o := raftlet.DefaultDiskOptions()
-	if o.SegmentSize != 64<<20 || o.RewriteMaxBytes != 16<<20 || o.DirectMinBytes != 64<<10 {
+	if o.SegmentSize != 64<<20 || o.RewriteMaxBytes != 16<<20 || o.DirectMinBytes != 1<<20 ||
+		o.ReadCacheBytes != 64<<20 {
 		t.Fatalf("defaults %+v", o)
 	}
 	dir := t.TempDir()
@@ -279,7 +280,7 @@ func TestOpenDiskStorageWithOptions(t *testing.T) {
 	if _, err := raftlet.OpenDiskStorageWith(dir, 1, zero); !errors.Is(err, raftlet.ErrInvalidArg) {
 		t.Fatalf("segment size 0: %v", err)
 	}
-	o.SegmentSize, o.RewriteMaxBytes, o.DirectMinBytes = 4096, 0, 0
+	o.SegmentSize, o.RewriteMaxBytes, o.DirectMinBytes, o.ReadCacheBytes = 4096, 0, 0, 0
 	s, err := raftlet.OpenDiskStorageWith(dir, 1, o)
 	if err != nil {
 		t.Fatal(err)

@@ -59,6 +59,8 @@ pub struct FaultStats {
     pub bytes_written: u64,
     /// Successful calls of `write_direct_at` (counted in `writes` too).
     pub direct_writes: u64,
+    /// Calls of `read_at`.
+    pub reads: u64,
     /// Calls of file `sync`.
     pub syncs: u64,
     /// Calls of `sync_dir`.
@@ -602,6 +604,7 @@ impl FaultFile {
 impl FsFile for FaultFile {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         self.with(|st, ino| {
+            st.stats.reads += 1;
             if st.powered_off {
                 return Err(errno(EIO));
             }

@@ -59,10 +59,19 @@ pub struct Options {
     /// are written past the page cache (`O_DIRECT`, see
     /// [`FsFile::write_direct_at`]) where the filesystem takes it; smaller
     /// ones through it. `u64::MAX` writes every record through the page
-    /// cache. Default 64 KiB: below that, filling the page cache costs
-    /// little and zeros written ahead save the sync its block-map update
-    /// (docs/bench-d1.md).
+    /// cache. Default 1 MiB: records of megabytes (many groups' writes in
+    /// one) fill the page cache slower than the disk writes them, while
+    /// for records of a few hundred kilobytes the synchronous direct write
+    /// cost a Go host of one group more than the page cache
+    /// (docs/bench-d1.md, D2).
     pub direct_min_bytes: u64,
+    /// The bytes of the records written most recently that the store keeps
+    /// in memory, so that reading their entries back (a node applying what
+    /// it just wrote, a leader sending it to followers) costs no read of
+    /// the file; the oldest go first. A record larger than this is not
+    /// kept. 0 keeps none. Default 64 MiB. Records written past the page
+    /// cache would otherwise be read back from the disk itself.
+    pub read_cache_bytes: u64,
 }
 
 impl Default for Options {
@@ -70,7 +79,8 @@ impl Default for Options {
         Options {
             segment_size: 64 << 20,
             rewrite_max_bytes: 16 << 20,
-            direct_min_bytes: ZERO_AHEAD_MAX_RECORD as u64,
+            direct_min_bytes: COPY_MAX as u64,
+            read_cache_bytes: 64 << 20,
         }
     }
 }
@@ -88,6 +98,9 @@ pub struct StoreStats {
     pub open_files: usize,
     /// The bytes of the log, up to the end of the last record.
     pub log_bytes: u64,
+    /// The bytes of recent records kept in memory for reads
+    /// ([`Options::read_cache_bytes`]).
+    pub read_cache_bytes: u64,
     /// An estimate of the heap the in-memory index uses (groups, entry
     /// locations), in bytes.
     pub index_bytes: u64,
@@ -526,6 +539,8 @@ pub(crate) struct Inner {
     /// A direct write that follows another one takes its first block's
     /// head from here instead of reading it back.
     direct_tail: Option<(u32, u64, Vec<u8>)>,
+    /// The payloads of the records written most recently, for reads.
+    cache: RecordCache,
     _lock: Box<dyn FsLock>,
     /// Bugs planted by a test.
     #[cfg(feature = "bug-injection")]
@@ -605,6 +620,7 @@ impl DiskStore {
             buf: Vec::new(),
             direct_buf: Vec::new(),
             direct_tail: None,
+            cache: RecordCache::default(),
             _lock: lock,
             #[cfg(feature = "bug-injection")]
             bugs: DiskBugs::default(),
@@ -884,6 +900,7 @@ impl DiskStore {
                 .map(|s| 1 + usize::from(s.direct))
                 .sum::<usize>(),
             log_bytes,
+            read_cache_bytes: inner.cache.bytes,
             index_bytes,
             next_seq: inner.next_seq,
         }
@@ -910,6 +927,77 @@ impl DiskStore {
     #[cfg(feature = "bug-injection")]
     pub fn plant_bugs(&self, bugs: DiskBugs) {
         self.lock().bugs = bugs;
+    }
+}
+
+/// The payloads of the batch records this process wrote most recently
+/// ([`Options::read_cache_bytes`]), by where they are in the log. A record
+/// never changes once written (the next one goes after it, and segment
+/// numbers are not reused), so a kept payload is what the file holds there.
+#[derive(Debug, Default)]
+struct RecordCache {
+    /// (segment, payload offset) -> payload.
+    by_place: BTreeMap<(u32, u64), Bytes>,
+    /// The same places, oldest first.
+    order: VecDeque<(u32, u64)>,
+    /// Payload bytes held.
+    bytes: u64,
+}
+
+impl RecordCache {
+    /// Keeps `payload`, written at `off` of segment `seg`, dropping the
+    /// oldest records beyond `budget` bytes.
+    fn insert(&mut self, seg: u32, off: u64, payload: &[u8], budget: u64) {
+        let len = payload.len() as u64;
+        if len == 0 || len > budget {
+            return;
+        }
+        while self.bytes + len > budget {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(b) = self.by_place.remove(&old) {
+                self.bytes -= b.len() as u64;
+            }
+        }
+        if let Some(b) = self
+            .by_place
+            .insert((seg, off), Bytes::copy_from_slice(payload))
+        {
+            // (Only after a failed write left a record behind there.)
+            self.bytes -= b.len() as u64;
+            self.order.retain(|p| *p != (seg, off));
+        }
+        self.order.push_back((seg, off));
+        self.bytes += len;
+    }
+
+    /// The `len` bytes at `off` of segment `seg`, if a kept payload holds
+    /// them.
+    fn get(&self, seg: u32, off: u64, len: u64) -> Option<Bytes> {
+        let (&(s, start), b) = self.by_place.range(..=(seg, off)).next_back()?;
+        let from = off.checked_sub(start)?;
+        if s != seg || from + len > b.len() as u64 {
+            return None;
+        }
+        Some(b.slice(from as usize..(from + len) as usize))
+    }
+
+    /// Forgets the records of segment `seg` (deleted).
+    fn drop_segment(&mut self, seg: u32) {
+        let gone: Vec<(u32, u64)> = self
+            .by_place
+            .range((seg, 0)..=(seg, u64::MAX))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in &gone {
+            if let Some(b) = self.by_place.remove(k) {
+                self.bytes -= b.len() as u64;
+            }
+        }
+        if !gone.is_empty() {
+            self.order.retain(|p| p.0 != seg);
+        }
     }
 }
 
@@ -1184,6 +1272,10 @@ impl Inner {
             return Err(DiskError::io("write", &path, &e));
         }
         let at = (self.active, self.write_off + HEADER as u64);
+        if kind == KIND_BATCH {
+            self.cache
+                .insert(at.0, at.1, payload, self.opts.read_cache_bytes);
+        }
         self.write_off = end;
         self.written_to = self.written_to.max(written);
         self.next_seq += 1;
@@ -1277,7 +1369,20 @@ impl Inner {
             seg.direct = true;
         }
         let tail_len = (end % align) as usize;
-        self.direct_tail = Some((self.active, end, last_bytes(&pieces, tail_len)));
+        let tail = last_bytes(&pieces, tail_len);
+        if tail_len > 0 {
+            // The direct write dropped the last block from the page cache: a
+            // small record written after it would have the kernel read the
+            // block back from the disk first (a synchronous read, 0.1-0.3 ms
+            // on the machines D2 ran on). Writing the whole block again
+            // through the page cache, as the direct write left it, keeps it
+            // there. Its bytes are those on the disk, so a failure or a
+            // crash part way through changes nothing.
+            let mut block = [0u8; DIRECT_ALIGN];
+            block[..tail_len].copy_from_slice(&tail);
+            let _ = file.write_at(&block, end - tail_len as u64);
+        }
+        self.direct_tail = Some((self.active, end, tail));
         Ok(Some(to))
     }
 
@@ -1443,6 +1548,7 @@ impl Inner {
         self.append(KIND_BATCH, &payload, true)?;
         for n in doomed {
             if let Some(seg) = self.segments.remove(&n) {
+                self.cache.drop_segment(n);
                 drop(seg.file);
                 self.fs
                     .remove(&seg.path)
@@ -1467,7 +1573,10 @@ impl Inner {
         Ok(w.buf)
     }
 
-    fn read_loc(&self, l: &Loc) -> Result<Vec<u8>> {
+    fn read_loc(&self, l: &Loc) -> Result<Bytes> {
+        if let Some(b) = self.cache.get(l.seg, l.off, u64::from(l.len)) {
+            return Ok(b);
+        }
         let seg = self
             .segments
             .get(&l.seg)
@@ -1488,7 +1597,7 @@ impl Inner {
                 reason: "entry runs past the end of the file".into(),
             });
         }
-        Ok(buf)
+        Ok(Bytes::from(buf))
     }
 
     /// Reads and decodes the entries at `locs`, starting at index `first`.
@@ -1518,7 +1627,6 @@ impl Inner {
                 off: start.off,
                 term: 0,
             })?;
-            let span = Bytes::from(span);
             for (k, l) in locs[i..j].iter().enumerate() {
                 let at = (l.off - start.off) as usize;
                 let raw = span.slice(at..at + l.len as usize);

@@ -208,6 +208,8 @@ fn run_seed(seed: u64, tally: &mut Tally) {
         rewrite_max_bytes: [0, 1024, 8192][rng.below(3) as usize],
         // Every record direct, the larger ones, the default, or none.
         direct_min_bytes: [0, 512, 64 << 10, u64::MAX][rng.below(4) as usize],
+        // No read cache, a small one, the default.
+        read_cache_bytes: [0, 2048, 64 << 20][rng.below(3) as usize],
     };
     let mut store = open(&fs, opts).unwrap();
     // Batches whose effect is in the store (durable or not), in order.

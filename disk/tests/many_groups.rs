@@ -86,7 +86,8 @@ fn ten_thousand_groups_share_a_few_files_and_all_come_back() {
     println!(
         "{GROUPS} groups: {} files open by the store ({} process fds before, {} after {PER_BATCH} \
          groups, {} after {GROUPS}); {} segments, {} log bytes; index {} bytes/group (10 entries \
-         each); process RSS grew {} bytes/group; written in {:?} ({} synced batches)",
+         each); {} bytes of recent records kept for reads; process RSS grew {} bytes/group; \
+         written in {:?} ({} synced batches)",
         stats.open_files,
         fds_before,
         fds_at_first_batch,
@@ -94,6 +95,7 @@ fn ten_thousand_groups_share_a_few_files_and_all_come_back() {
         stats.segments,
         stats.log_bytes,
         stats.index_bytes / GROUPS,
+        stats.read_cache_bytes,
         rss_after.saturating_sub(rss_before) / GROUPS,
         write_time,
         2 * GROUPS / PER_BATCH,
@@ -108,9 +110,11 @@ fn ten_thousand_groups_share_a_few_files_and_all_come_back() {
     );
     assert!(!tmp.path().join("0000000000000001.log").exists());
     assert_eq!(stats.groups, GROUPS as usize);
-    assert_eq!(
-        fds_after, fds_at_first_batch,
-        "open files grew with the number of groups"
+    // (The segment's direct-write descriptor opens with the first record
+    // of a mebibyte or more, which may come after the first batch.)
+    assert!(
+        fds_after <= fds_at_first_batch + 1,
+        "open files grew with the number of groups: {fds_at_first_batch} -> {fds_after}"
     );
     assert!(stats.open_files <= 4, "{stats:?}");
     // The store's own count is the descriptors it holds (the lock, the

@@ -32,6 +32,7 @@ fn opts() -> Options {
         rewrite_max_bytes: 4 << 10,
         // Larger records past the page cache, smaller ones through it.
         direct_min_bytes: 1024,
+        read_cache_bytes: 8 << 10,
     }
 }
 

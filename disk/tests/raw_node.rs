@@ -47,6 +47,7 @@ fn opts() -> Options {
         segment_size: 32 << 10,
         rewrite_max_bytes: 8 << 10,
         direct_min_bytes: 1024,
+        read_cache_bytes: 4 << 10,
     }
 }
 

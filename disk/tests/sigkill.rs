@@ -33,6 +33,7 @@ fn options() -> Options {
         segment_size: 64 << 10,
         rewrite_max_bytes: 16 << 10,
         direct_min_bytes: 1024,
+        read_cache_bytes: 4 << 10,
     }
 }
 

@@ -1,9 +1,9 @@
 //! The costs of the write path that docs/bench-d1.md measures: small
 //! records are followed by zeros written ahead (so that a sync does not also
 //! commit a block-map change), a segment switch costs one file sync and one
-//! directory sync, and a record over 64 KiB is written past the page cache
-//! in whole blocks (or, where the filesystem refuses that, in place when
-//! over 1 MiB). Either must be as safe as a single write: a failure part
+//! directory sync, and a record of `direct_min_bytes` or more (1 MiB by
+//! default) is written past the page cache in whole blocks (or, where the
+//! filesystem refuses that, in place when over 1 MiB). Either must be as safe as a single write: a failure part
 //! way changes nothing, and a crash part way is a torn tail.
 
 mod common;
@@ -212,6 +212,7 @@ fn a_direct_write_rewrites_the_start_of_its_first_block_as_it_was() {
     let opts = Options {
         segment_size: 8 << 20,
         rewrite_max_bytes: 0,
+        direct_min_bytes: 64 << 10,
         ..Options::default()
     };
     let store = open(&fs, opts).unwrap();
@@ -355,4 +356,67 @@ fn a_crash_part_way_through_a_large_record_is_a_torn_tail() {
             }
         }
     }
+}
+
+#[test]
+fn entries_just_written_read_back_from_memory_until_evicted() {
+    let opts = Options {
+        segment_size: 8 << 20,
+        rewrite_max_bytes: 0,
+        direct_min_bytes: 64 << 10,
+        read_cache_bytes: 200 << 10,
+    };
+    let fs = FaultFs::new();
+    let store = open(&fs, opts).unwrap();
+    let g = store.group(1);
+    // Records of about 80 KiB (written direct) and 2 KiB (buffered).
+    let mut next = 1;
+    for k in 0..6 {
+        let (n, size) = if k % 2 == 0 { (2, 40_000) } else { (4, 500) };
+        g.append(&big_entries(next, n, size)).unwrap();
+        next += n;
+    }
+    let last = next - 1;
+    // The newest records are in memory: reading them reads no file.
+    let reads = fs.stats().reads;
+    let tail = g.entries(last - 5, last + 1, u64::MAX).unwrap();
+    assert_eq!(tail.len(), 6);
+    assert_eq!(
+        fs.stats().reads,
+        reads,
+        "the newest entries were read from the file"
+    );
+    assert!(store.stats().read_cache_bytes <= 200 << 10);
+    assert!(store.stats().read_cache_bytes > 80 << 10);
+    // The oldest were dropped from memory: they come from the file, intact.
+    let all = g.entries(1, last + 1, u64::MAX).unwrap();
+    assert!(
+        fs.stats().reads > reads,
+        "the oldest entries did not come from the file"
+    );
+    let mut want = Vec::new();
+    let mut i = 1;
+    for k in 0..6 {
+        let (n, size) = if k % 2 == 0 { (2, 40_000) } else { (4, 500) };
+        want.extend(big_entries(i, n, size));
+        i += n;
+    }
+    assert_eq!(all, want);
+    // Without a cache every read goes to the file; the same entries.
+    drop((g, store));
+    let store = open(
+        &fs,
+        Options {
+            read_cache_bytes: 0,
+            ..opts
+        },
+    )
+    .unwrap();
+    let g = store.group(1);
+    g.append(&big_entries(next, 2, 40_000)).unwrap();
+    let reads = fs.stats().reads;
+    let got = g.entries(next, next + 2, u64::MAX).unwrap();
+    assert_eq!(got, big_entries(next, 2, 40_000));
+    assert!(fs.stats().reads > reads);
+    assert_eq!(store.stats().read_cache_bytes, 0);
 }

@@ -79,8 +79,12 @@ pub struct raftlet_storage_options {
     pub rewrite_max_bytes: u64,
     /// Records of at least this many bytes are written past the page cache
     /// (O_DIRECT) where the filesystem takes it; UINT64_MAX writes every
-    /// record through the page cache. Default 64 KiB.
+    /// record through the page cache. Default 1 MiB.
     pub direct_min_bytes: u64,
+    /// The bytes of the most recent records kept in memory, from which
+    /// their entries are read back without reading the file; 0 keeps none.
+    /// Default 64 MiB.
+    pub read_cache_bytes: u64,
 }
 
 impl From<raftlet_storage_options> for Options {
@@ -89,6 +93,7 @@ impl From<raftlet_storage_options> for Options {
             segment_size: o.segment_size,
             rewrite_max_bytes: o.rewrite_max_bytes,
             direct_min_bytes: o.direct_min_bytes,
+            read_cache_bytes: o.read_cache_bytes,
         }
     }
 }
@@ -102,6 +107,7 @@ pub extern "C" fn raftlet_storage_options_default() -> raftlet_storage_options {
         segment_size: o.segment_size,
         rewrite_max_bytes: o.rewrite_max_bytes,
         direct_min_bytes: o.direct_min_bytes,
+        read_cache_bytes: o.read_cache_bytes,
     }
 }
 

@@ -558,6 +558,7 @@ impl Sim {
                 // default, or none; from a stream of its own, so that the
                 // seeds draw what they drew before.
                 direct_min_bytes: [0, 512, 64 << 10, u64::MAX][Rng(seed ^ 0x0d12_ec70).below(4)],
+                read_cache_bytes: [0, 2048, 64 << 20][Rng(seed ^ 0x0cac_4e00).below(3)],
             },
             groups,
             hosts: Vec::new(),

@@ -2143,7 +2143,8 @@ static void test_disk_storage_options(void) {
     raftlet_storage_options o = raftlet_storage_options_default();
     CHECK(o.segment_size == 64u << 20);
     CHECK(o.rewrite_max_bytes == 16u << 20);
-    CHECK(o.direct_min_bytes == 64u << 10);
+    CHECK(o.direct_min_bytes == 1u << 20);
+    CHECK(o.read_cache_bytes == 64u << 20);
     raftlet_storage *st = NULL;
     EXPECT_RC(raftlet_storage_open_with(NULL, 1, &o, &st), RAFTLET_ERR_NULL_ARG);
     EXPECT_RC(raftlet_storage_open_with(dir, 1, NULL, &st), RAFTLET_ERR_NULL_ARG);
@@ -2155,6 +2156,7 @@ static void test_disk_storage_options(void) {
     o.segment_size = 4096;
     o.rewrite_max_bytes = 0;
     o.direct_min_bytes = 0;
+    o.read_cache_bytes = 0;
     EXPECT_OK(raftlet_storage_open_with(dir, 1, &o, &st));
     const uint64_t v1[] = {1};
     EXPECT_OK(raftlet_storage_set_conf_state(st, v1, 1, NULL, 0));

@@ -74,8 +74,9 @@ impl PyDiskStorage {
     /// Opens (creating it if needed) the store in directory ``path`` and
     /// gives its group ``group``. The keyword arguments tune the store
     /// (``None``: the default): ``segment_size`` (64 MiB),
-    /// ``rewrite_max_bytes`` (16 MiB) and ``direct_min_bytes`` (64 KiB;
-    /// records this large are written past the page cache).
+    /// ``rewrite_max_bytes`` (16 MiB), ``direct_min_bytes`` (1 MiB;
+    /// records this large are written past the page cache) and
+    /// ``read_cache_bytes`` (64 MiB of the newest records kept for reads).
     ///
     /// Raises ``StorageError`` if the directory is locked by another open
     /// store, if a record in the middle of the log is corrupt (the message
@@ -84,8 +85,8 @@ impl PyDiskStorage {
     /// ``segment_size`` of 0.
     #[new]
     #[pyo3(
-        signature = (path, group = U64(1), *, segment_size = None, rewrite_max_bytes = None, direct_min_bytes = None),
-        text_signature = "(path, group=1, *, segment_size=None, rewrite_max_bytes=None, direct_min_bytes=None)"
+        signature = (path, group = U64(1), *, segment_size = None, rewrite_max_bytes = None, direct_min_bytes = None, read_cache_bytes = None),
+        text_signature = "(path, group=1, *, segment_size=None, rewrite_max_bytes=None, direct_min_bytes=None, read_cache_bytes=None)"
     )]
     fn new(
         py: Python<'_>,
@@ -94,12 +95,14 @@ impl PyDiskStorage {
         segment_size: Option<U64>,
         rewrite_max_bytes: Option<U64>,
         direct_min_bytes: Option<U64>,
+        read_cache_bytes: Option<U64>,
     ) -> PyResult<Self> {
         let d = Options::default();
         let opts = Options {
             segment_size: segment_size.map_or(d.segment_size, |v| v.0),
             rewrite_max_bytes: rewrite_max_bytes.map_or(d.rewrite_max_bytes, |v| v.0),
             direct_min_bytes: direct_min_bytes.map_or(d.direct_min_bytes, |v| v.0),
+            read_cache_bytes: read_cache_bytes.map_or(d.read_cache_bytes, |v| v.0),
         };
         if opts.segment_size == 0 {
             return Err(PyValueError::new_err("segment_size must not be 0"));

@@ -188,7 +188,9 @@ def test_options_tune_the_store(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="segment_size"):
         DiskStorage(tmp_path, segment_size=0)
     props = [b"%03d-" % i + b"p" * 300 for i in range(40)]
-    with DiskStorage(tmp_path, segment_size=4096, rewrite_max_bytes=0, direct_min_bytes=0) as s:
+    with DiskStorage(
+        tmp_path, segment_size=4096, rewrite_max_bytes=0, direct_min_bytes=0, read_cache_bytes=0
+    ) as s:
         s.set_conf_state(ConfState(voters=[1]))
         assert run(s, *props) == props
     assert (tmp_path / "0000000000000002.log").exists()

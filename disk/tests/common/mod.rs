@@ -17,12 +17,14 @@ pub fn dir() -> PathBuf {
 
 /// Small segments, so that tests cross segment boundaries; records of
 /// 512 bytes or more are written direct (FaultFs takes direct writes), so
-/// that both write paths meet in one segment.
+/// that both write paths meet in one segment; a read cache of 1 KiB, so
+/// that reads come from it and from the files.
 pub fn small() -> Options {
     Options {
         segment_size: 4096,
         rewrite_max_bytes: 2048,
         direct_min_bytes: 512,
+        read_cache_bytes: 1024,
     }
 }
 

@@ -530,6 +530,9 @@ pub struct Params {
     /// Drawn from its own stream, so that the seeds' other parameters are
     /// those they had before it was added.
     pub direct_min_bytes: u64,
+    /// Disk storage: the store's `read_cache_bytes` (none, 4 KiB, the
+    /// default), from a stream of its own as `direct_min_bytes`.
+    pub read_cache_bytes: u64,
     /// Disk storage: the share of crashes that tear the unsynced tail
     /// (`CrashMode::Torn`) rather than lose all of it.
     pub torn_crashes: f64,
@@ -616,6 +619,7 @@ impl Params {
             segment_size: 0,
             rewrite_max_bytes: 0,
             direct_min_bytes: u64::MAX,
+            read_cache_bytes: 0,
             torn_crashes: 0.0,
             payload_pad: 0,
             quiesce: false,
@@ -807,6 +811,7 @@ impl Params {
         p.rewrite_max_bytes = r.pick(&[0, 0, 4 << 10, 16 << 20]);
         p.direct_min_bytes =
             Rng::new(mix(seed, 0x0d12_ec70)).pick(&[0, 0, 512, 64 << 10, u64::MAX]);
+        p.read_cache_bytes = Rng::new(mix(seed, 0x0cac_4e00)).pick(&[0, 4 << 10, 64 << 20]);
         p.torn_crashes = r.pick(&[0.0, 0.5, 0.5, 1.0]);
         p.payload_pad = r.pick(&[0, 0, 200, 1000]);
         if p.storage == StorageKind::Memory

@@ -414,10 +414,11 @@ impl Sim {
                 sim.p.liveness_bound_ticks,
                 if sim.p.storage == StorageKind::Disk {
                     format!(
-                        "disk (segments of {} bytes, rewrite_max_bytes {}, direct_min_bytes {}, torn crashes {:.1}, payload padding up to {})",
+                        "disk (segments of {} bytes, rewrite_max_bytes {}, direct_min_bytes {}, read_cache_bytes {}, torn crashes {:.1}, payload padding up to {})",
                         sim.p.segment_size,
                         sim.p.rewrite_max_bytes,
                         sim.p.direct_min_bytes,
+                        sim.p.read_cache_bytes,
                         sim.p.torn_crashes,
                         sim.p.payload_pad
                     )

@@ -357,7 +357,10 @@ class DiskStorage:
             this many bytes (``None``: 16 MiB).
         direct_min_bytes: Records of at least this many bytes are written
             past the page cache (``O_DIRECT``) where the filesystem takes
-            it (``None``: 64 KiB; ``2**64 - 1``: never).
+            it (``None``: 1 MiB; ``2**64 - 1``: never).
+        read_cache_bytes: The bytes of the newest records kept in memory, so
+            that reading their entries back reads no file (``None``:
+            64 MiB; 0: none).
 
     Raises:
         StorageError: The directory is locked by another open store, a
@@ -375,6 +378,7 @@ class DiskStorage:
         segment_size: Optional[int] = None,
         rewrite_max_bytes: Optional[int] = None,
         direct_min_bytes: Optional[int] = None,
+        read_cache_bytes: Optional[int] = None,
     ) -> Self: ...
     def open_group(self, group: int) -> DiskStorage:
         """Returns another group of the same store (one log, one lock).

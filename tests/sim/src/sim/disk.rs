@@ -168,6 +168,7 @@ impl Sim {
             segment_size: self.p.segment_size,
             rewrite_max_bytes: self.p.rewrite_max_bytes,
             direct_min_bytes: self.p.direct_min_bytes,
+            read_cache_bytes: self.p.read_cache_bytes,
         };
         let store =
             DiskStore::open_with(Arc::new(fs.clone()), Path::new(DIR), opts).map_err(|e| {
