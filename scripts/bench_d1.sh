@@ -8,7 +8,7 @@
 # BENCH_D1_ROUNDS rounds (default 7) alternate the order of the
 # implementations; each run stops after BENCH_D1_SECONDS (default 1).
 # raw-fsync is the disk's ceiling: the same bytes appended to one file
-# (written with zeros beforehand; rounds of 64 KiB or more with O_DIRECT, as
+# (written with zeros beforehand; rounds of 1 MiB or more with O_DIRECT, as
 # raftlet-disk writes them) and fdatasync'ed, with no format at all.
 # Writes build/bench/d1.jsonl and docs/bench-d1.md.
 set -euo pipefail
@@ -29,6 +29,11 @@ log "building (release)"
 RB=$ROOT/target/bench-d1/release/raftlet-bench-d1
 (cd bench/d1/go && go build -o "$ROOT/$OUT/d1wal" .)
 GW=$ROOT/$OUT/d1wal
+# D2 links the Go binding against this checkout's static library.
+"$CARGO" build --release --quiet -p raftlet-ffi
+# -a: the static library changes under an unchanged Go package.
+(cd bench/d1/go && go build -a -tags raftlet_intree -o "$ROOT/$OUT/d2" ./d2)
+G2=$ROOT/$OUT/d2
 
 run() {
   local d=$DATA/run
@@ -91,6 +96,28 @@ for b in 1 64 1024; do
     done
   done
 done
+# D2: a Go host of many single-voter groups with durable logs, raftlet's
+# Go binding (one AppendReadyViews per pass over the groups) against etcd
+# raft with one etcd WAL per group. BENCH_D2_ROUNDS (default 3) rounds,
+# taking turns to go first.
+D2ROUNDS=${BENCH_D2_ROUNDS:-3}
+D2=$OUT/d2.jsonl
+: > "$D2"
+log "D2: Go hosts, $D2ROUNDS rounds"
+for ((r=1; r<=D2ROUNDS; r++)); do
+  for g in 1 1000; do
+    seg=$((64 << 20)); [ "$g" = 1000 ] && seg=$((8 << 20))
+    for b in 1 64 1024; do
+      a="$G2 -impl raftlet-go -groups $g -batch $b -max-seconds $SECS -dir $DATA/run"
+      e="$G2 -impl etcd-raft-wal -groups $g -batch $b -segment $seg -max-seconds $SECS -dir $DATA/run"
+      if (( r % 2 )); then pair=("$a" "$e"); else pair=("$e" "$a"); fi
+      for c in "${pair[@]}"; do
+        # shellcheck disable=SC2086
+        RESULTS=$D2 run $c
+      done
+    done
+  done
+done
 python3 scripts/bench_d1_report.py "$RESULTS" --rounds "$ROUNDS" --seconds "$SECS" \
-  --pairs "$PAIRED" --findings bench/d1/FINDINGS.md > docs/bench-d1.md
+  --pairs "$PAIRED" --d2 "$D2" --findings bench/d1/FINDINGS.md > docs/bench-d1.md
 log "done: docs/bench-d1.md, $RESULTS"

@@ -39,6 +39,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=0)
     ap.add_argument("--findings", help="markdown appended after the figures")
     ap.add_argument("--pairs", help="short paired runs at 1 group (scripts/bench_d1.sh)")
+    ap.add_argument("--d2", help="D2 runs: Go hosts of many groups (scripts/bench_d1.sh)")
     a = ap.parse_args()
     runs = defaultdict(list)
     # (groups, batch, impl) -> {round: writes/s}, for ratios within a round
@@ -72,7 +73,7 @@ def main():
     print("`raw-fsync` is the disk's ceiling: the same bytes appended to one")
     print("file and fdatasync'ed, with no format, index or recovery; the file is")
     print("fallocated and its first 64 MiB written with zeros before the run, so")
-    print("that its syncs write data only. Rounds of 64 KiB or more are written")
+    print("that its syncs write data only. Rounds of 1 MiB or more are written")
     print("with `O_DIRECT` in one write, padded to whole blocks, as raftlet-disk")
     print("writes records that large (through a 2 MiB bounce buffer).\n")
     print(f"Medians of {a.rounds} rounds (range in brackets); the implementations take")
@@ -137,6 +138,8 @@ def main():
         print(line)
     if a.pairs:
         print_pairs(a.pairs)
+    if a.d2:
+        print_d2(a.d2)
     if a.findings:
         print()
         print(open(a.findings).read().rstrip())
@@ -173,6 +176,48 @@ def print_pairs(path):
         ok = "met" if mt >= 1 and mp >= 1 else ("met at the median round" if mp >= 1 else "NOT met")
         print(f"| {b:,} | {len(ps)} | {mt:.2f}x | {mp:.2f}x "
               f"(ahead in {won} of {len(ps)}) | {mine:,.0f} µs | {theirs:,.0f} µs | {ok} |")
+
+
+def print_d2(path):
+    """D2: a Go host of many groups, raftlet's Go binding against etcd raft
+    with one WAL per group."""
+    got = defaultdict(dict)  # (groups, batch, round) -> impl -> metrics
+    for line in open(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        r = json.loads(line)
+        p = r["params"]
+        got[(int(p["groups"]), int(p["batch"]), r["round"])][r["impl"]] = r["metrics"]
+    rows = sorted({(g, b) for g, b, _ in got})
+    if not rows:
+        return
+    mine, theirs = "raftlet-go", "etcd-raft-wal"
+    print("\n## D2: a Go host of many groups, durable\n")
+    print("What a Go program hosting many Raft groups gets end to end")
+    print("(`bench/d1/go/d2`, a Go module linking this checkout's library).")
+    print("Every group is a single voter; a round proposes *batch* entries of")
+    print("128 B to every group, then runs every group's Ready loop until all")
+    print("are quiet: the round's entries are durable and applied before the")
+    print("next one starts. A write is one group's round. `raftlet-go` is the")
+    print("Go binding's ReadyView API over one durable store, every pass over")
+    print("the groups written with one `AppendReadyViews` (one record, one")
+    print("sync). `etcd-raft-wal` is etcd raft v3.6's `RawNode` over a")
+    print("`raft.MemoryStorage` with one etcd WAL per group, `Save`d for every")
+    print("Ready, as an etcd-style host of many groups runs it. Medians over")
+    print("the rounds (the two take turns going first); the ratio is the")
+    print("median of the ratios within each round.\n")
+    print(f"| groups | batch | rounds | {mine} | {theirs} | {mine} / {theirs} | at the median round |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for g, b in rows:
+        rs = [v for (gg, bb, _), v in got.items() if (gg, bb) == (g, b) and mine in v and theirs in v]
+        if not rs:
+            continue
+        m = statistics.median(x[mine]["writes_per_s"] for x in rs)
+        t = statistics.median(x[theirs]["writes_per_s"] for x in rs)
+        ratio = statistics.median(x[mine]["writes_per_s"] / x[theirs]["writes_per_s"] for x in rs)
+        r50 = statistics.median(x[mine]["writes_per_s_p50"] / x[theirs]["writes_per_s_p50"] for x in rs)
+        print(f"| {g:,} | {b:,} | {len(rs)} | {fmt(m)} | {fmt(t)} | {ratio:.1f}x | {r50:.1f}x |")
 
 
 def paired(by_round, g, b, other):

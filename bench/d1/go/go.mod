@@ -3,6 +3,7 @@ module github.com/raftlet/raftlet/bench/d1/go
 go 1.24
 
 require (
+	github.com/raftlet/raftlet/bindings/go v0.0.0
 	go.etcd.io/etcd/server/v3 v3.6.0
 	go.etcd.io/raft/v3 v3.6.0
 	go.uber.org/zap v1.28.0
@@ -32,3 +33,5 @@ require (
 	google.golang.org/grpc v1.71.1 // indirect
 	google.golang.org/protobuf v1.36.5 // indirect
 )
+
+replace github.com/raftlet/raftlet/bindings/go => ../../../bindings/go

@@ -139,12 +139,12 @@ impl Log for Fjall {
 /// the run, so that a sync there writes data only: into blocks that are
 /// merely fallocated, the first write also changes the block map, and the
 /// sync commits the filesystem journal with it (see docs/bench-d1.md).
-/// Rounds of 64 KiB or more are written with `O_DIRECT`, as raftlet-disk
+/// Rounds of 1 MiB or more are written with `O_DIRECT`, as raftlet-disk
 /// writes records that large: filling fresh page-cache pages costs more
 /// than the disk's write of them here.
 struct RawFsync {
     file: std::fs::File,
-    /// The same file opened with `O_DIRECT`, for rounds of 64 KiB or more.
+    /// The same file opened with `O_DIRECT`, for rounds of 1 MiB or more.
     direct: std::fs::File,
     off: u64,
     buf: Vec<u8>,
@@ -154,7 +154,7 @@ struct RawFsync {
 
 /// Rounds of at least this many bytes are written past the page cache, as
 /// raftlet-disk writes records of that size (its `direct_min_bytes`).
-const RAW_DIRECT_MIN: usize = 64 << 10;
+const RAW_DIRECT_MIN: usize = 1 << 20;
 
 impl Log for RawFsync {
     fn round(&mut self, groups: &[(u64, Vec<Entry>, HardState)]) {
