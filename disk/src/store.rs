@@ -528,6 +528,8 @@ pub(crate) struct Inner {
     /// A writer is syncing the active segment without the lock (group
     /// commit); the others wait on [`Shared::durable`].
     syncing: bool,
+    /// Writers waiting on [`Shared::durable`].
+    waiting: usize,
     buf: Vec<u8>,
     /// The bounce buffer of direct writes ([`Inner::write_direct`]),
     /// [`DIRECT_CHUNK`] bytes from an address aligned to [`DIRECT_ALIGN`];
@@ -617,6 +619,7 @@ impl DiskStore {
             synced_seq: 0,
             failed: None,
             syncing: false,
+            waiting: 0,
             buf: Vec::new(),
             direct_buf: Vec::new(),
             direct_tail: None,
@@ -768,11 +771,13 @@ impl DiskStore {
             }
             inner.check_failed()?;
             if inner.syncing {
+                inner.waiting += 1;
                 inner = self
                     .shared
                     .durable
                     .wait(inner)
                     .unwrap_or_else(PoisonError::into_inner);
+                inner.waiting -= 1;
                 continue;
             }
             let target = inner.next_seq - 1;
@@ -792,7 +797,11 @@ impl DiskStore {
                 }
                 Err(e) => Err(inner.fail(DiskError::io("sync", &path, &e))),
             };
-            self.shared.durable.notify_all();
+            // A wake-up is a system call even with no one to wake: a single
+            // writer (a host of one group) would pay one per synced write.
+            if inner.waiting > 0 {
+                self.shared.durable.notify_all();
+            }
             outcome?;
         }
     }
