@@ -6,38 +6,23 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/raftlet/raftlet/bench/d1/go/internal/d1run"
 	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.uber.org/zap"
 )
 
 func main() {
-	groups := flag.Int("groups", 1, "groups, one WAL each")
-	batch := flag.Int("batch", 1, "entries per group per round")
-	size := flag.Int("size", 128, "entry payload bytes")
-	rounds := flag.Int("rounds", 0, "rounds (0: from -budget)")
-	budget := flag.Int("budget", 2000000, "entries to write when -rounds is 0")
-	segment := flag.Int64("segment", 64<<20, "WAL segment size (preallocated per WAL)")
-	dir := flag.String("dir", "", "directory (a temporary one by default)")
-	maxSeconds := flag.Float64("max-seconds", 5, "stop after this long (at least 3 rounds)")
-	flag.Parse()
-	if *rounds == 0 {
-		*rounds = clamp(*budget/(*groups**batch), 3, 5000)
-	}
-	root := *dir
-	if root == "" {
-		d, err := os.MkdirTemp("", "d1wal")
-		check(err)
-		defer os.RemoveAll(d)
-		root = d
-	}
+	f := d1run.Define("groups, one WAL each")
+	root, cleanup := f.Parse("d1wal")
+	defer cleanup()
+	groups, batch, size, rounds := f.Groups, f.Batch, f.Size, f.Rounds
+	segment, maxSeconds := f.Segment, f.MaxSeconds
 	wal.SegmentSizeBytes = *segment
 	lg := zap.NewNop()
 	wals := make([]*wal.WAL, *groups)
@@ -47,17 +32,7 @@ func main() {
 		wals[g] = w
 	}
 	// Distinct pseudo-random payloads, as in raftlet-bench-d1.
-	pool := make([][]byte, 4096)
-	x := uint64(0x9E3779B97F4A7C15)
-	for i := range pool {
-		pool[i] = make([]byte, *size)
-		for j := range pool[i] {
-			x ^= x << 13
-			x ^= x >> 7
-			x ^= x << 17
-			pool[i][j] = byte(x)
-		}
-	}
+	pool := d1run.Pool(*size)
 	pick := 0
 	next := make([]uint64, *groups)
 	ents := make([]raftpb.Entry, *batch)
@@ -97,19 +72,4 @@ func main() {
 		*groups, *batch, *size, *rounds, writes/secs, float64(*groups)/p50, p50*1e6, writes/secs, entries/secs, entries*float64(*size)/secs/1e6, secs)
 }
 
-func clamp(v, lo, hi int) int {
-	if v < lo {
-		return lo
-	}
-	if v > hi {
-		return hi
-	}
-	return v
-}
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "d1wal:", err)
-		os.Exit(1)
-	}
-}
+func check(err error) { d1run.Check("d1wal", err) }

@@ -21,11 +21,11 @@ import (
 	"io"
 	"log"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/raftlet/raftlet/bench/d1/go/internal/d1run"
 	raftlet "github.com/raftlet/raftlet/bindings/go"
 	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.etcd.io/raft/v3"
@@ -45,26 +45,12 @@ type host interface {
 
 func main() {
 	impl := flag.String("impl", "raftlet-go", "raftlet-go or etcd-raft-wal")
-	groups := flag.Int("groups", 1, "groups")
-	batch := flag.Int("batch", 1, "entries per group per round")
-	size := flag.Int("size", 128, "entry payload bytes")
-	rounds := flag.Int("rounds", 0, "rounds (0: from -budget)")
-	budget := flag.Int("budget", 2000000, "entries to write when -rounds is 0")
-	segment := flag.Int64("segment", 64<<20, "etcd WAL segment size (preallocated per WAL)")
-	dir := flag.String("dir", "", "directory (a temporary one by default)")
-	maxSeconds := flag.Float64("max-seconds", 5, "stop after this long (at least 3 rounds)")
 	directMin := flag.Uint64("direct-min", 0, "raftlet's DiskOptions.DirectMinBytes (0: the default)")
-	flag.Parse()
-	if *rounds == 0 {
-		*rounds = clamp(*budget/(*groups**batch), 3, 5000)
-	}
-	root := *dir
-	if root == "" {
-		d, err := os.MkdirTemp("", "d2")
-		check(err)
-		defer os.RemoveAll(d)
-		root = d
-	}
+	f := d1run.Define("groups")
+	root, cleanup := f.Parse("d2")
+	defer cleanup()
+	groups, batch, size, rounds := f.Groups, f.Batch, f.Size, f.Rounds
+	segment, maxSeconds := f.Segment, f.MaxSeconds
 	var h host
 	switch *impl {
 	case "raftlet-go":
@@ -77,17 +63,7 @@ func main() {
 	}
 	h.drain() // elections
 	// Distinct pseudo-random payloads, as in raftlet-bench-d1.
-	pool := make([][]byte, 4096)
-	x := uint64(0x9E3779B97F4A7C15)
-	for i := range pool {
-		pool[i] = make([]byte, *size)
-		for j := range pool[i] {
-			x ^= x << 13
-			x ^= x >> 7
-			x ^= x << 17
-			pool[i][j] = byte(x)
-		}
-	}
+	pool := d1run.Pool(*size)
 	pick := 0
 	payloads := make([][]byte, *batch)
 	start := time.Now()
@@ -282,19 +258,4 @@ func (h *etcdHost) close() {
 	}
 }
 
-func clamp(v, lo, hi int) int {
-	if v < lo {
-		return lo
-	}
-	if v > hi {
-		return hi
-	}
-	return v
-}
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "d2:", err)
-		os.Exit(1)
-	}
-}
+func check(err error) { d1run.Check("d2", err) }
