@@ -943,41 +943,38 @@ impl DiskStore {
 /// ([`Options::read_cache_bytes`]), by where they are in the log. A record
 /// never changes once written (the next one goes after it, and segment
 /// numbers are not reused), so a kept payload is what the file holds there.
+/// Records are written at ever later places, so the first key is always
+/// the oldest record.
 #[derive(Debug, Default)]
 struct RecordCache {
     /// (segment, payload offset) -> payload.
     by_place: BTreeMap<(u32, u64), Bytes>,
-    /// The same places, oldest first.
-    order: VecDeque<(u32, u64)>,
     /// Payload bytes held.
     bytes: u64,
 }
 
 impl RecordCache {
-    /// Keeps `payload`, written at `off` of segment `seg`, dropping the
-    /// oldest records beyond `budget` bytes.
+    /// Keeps `payload`, written at `off` of segment `seg` (after every
+    /// record kept), dropping the oldest records beyond `budget` bytes.
     fn insert(&mut self, seg: u32, off: u64, payload: &[u8], budget: u64) {
         let len = payload.len() as u64;
         if len == 0 || len > budget {
             return;
         }
+        debug_assert!(
+            self.by_place
+                .last_key_value()
+                .is_none_or(|(k, _)| *k < (seg, off)),
+            "a record kept at or after ({seg}, {off})"
+        );
         while self.bytes + len > budget {
-            let Some(old) = self.order.pop_front() else {
+            let Some((_, b)) = self.by_place.pop_first() else {
                 break;
             };
-            if let Some(b) = self.by_place.remove(&old) {
-                self.bytes -= b.len() as u64;
-            }
-        }
-        if let Some(b) = self
-            .by_place
-            .insert((seg, off), Bytes::copy_from_slice(payload))
-        {
-            // (Only after a failed write left a record behind there.)
             self.bytes -= b.len() as u64;
-            self.order.retain(|p| *p != (seg, off));
         }
-        self.order.push_back((seg, off));
+        self.by_place
+            .insert((seg, off), Bytes::copy_from_slice(payload));
         self.bytes += len;
     }
 
@@ -1003,9 +1000,6 @@ impl RecordCache {
             if let Some(b) = self.by_place.remove(k) {
                 self.bytes -= b.len() as u64;
             }
-        }
-        if !gone.is_empty() {
-            self.order.retain(|p| p.0 != seg);
         }
     }
 }
@@ -1355,7 +1349,7 @@ impl Inner {
         let pad = [0u8; 8];
         let pieces: [&[u8]; 4] = [head, &header, payload, &pad[..len - HEADER - payload.len()]];
         let end = self.write_off + len as u64;
-        let to = end.div_ceil(align) * align;
+        let to = end.next_multiple_of(align);
         let mut w = DirectWriter {
             file,
             chunk: &mut self.direct_buf[start..start + DIRECT_CHUNK],
@@ -1423,7 +1417,7 @@ impl Inner {
         let checkpoint_len = align8(HEADER + payload.len()) as u64;
         // Whole blocks, so that a direct write of the record's last block
         // stays inside the preallocated file.
-        let need = (checkpoint_len + next_len).div_ceil(DIRECT_ALIGN as u64) * DIRECT_ALIGN as u64;
+        let need = (checkpoint_len + next_len).next_multiple_of(DIRECT_ALIGN as u64);
         self.create_segment(n, need.max(self.opts.segment_size))?;
         if next_len > ZERO_AHEAD_MAX_RECORD as u64 {
             // The record that follows is written whole, right after the

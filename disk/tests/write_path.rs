@@ -371,9 +371,12 @@ fn entries_just_written_read_back_from_memory_until_evicted() {
     let g = store.group(1);
     // Records of about 80 KiB (written direct) and 2 KiB (buffered).
     let mut next = 1;
+    let mut want = Vec::new();
     for k in 0..6 {
         let (n, size) = if k % 2 == 0 { (2, 40_000) } else { (4, 500) };
-        g.append(&big_entries(next, n, size)).unwrap();
+        let ents = big_entries(next, n, size);
+        g.append(&ents).unwrap();
+        want.extend(ents);
         next += n;
     }
     let last = next - 1;
@@ -394,13 +397,6 @@ fn entries_just_written_read_back_from_memory_until_evicted() {
         fs.stats().reads > reads,
         "the oldest entries did not come from the file"
     );
-    let mut want = Vec::new();
-    let mut i = 1;
-    for k in 0..6 {
-        let (n, size) = if k % 2 == 0 { (2, 40_000) } else { (4, 500) };
-        want.extend(big_entries(i, n, size));
-        i += n;
-    }
     assert_eq!(all, want);
     // Without a cache every read goes to the file; the same entries.
     drop((g, store));
