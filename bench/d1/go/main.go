@@ -8,8 +8,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
-	"time"
 
 	"github.com/raftlet/raftlet/bench/d1/go/internal/d1run"
 	"go.etcd.io/etcd/server/v3/storage/wal"
@@ -36,18 +34,7 @@ func main() {
 	pick := 0
 	next := make([]uint64, *groups)
 	ents := make([]raftpb.Entry, *batch)
-	// Stop early once -max-seconds have passed (after at least 3 rounds):
-	// 1,000 separately synced WALs would otherwise run for minutes.
-	start := time.Now()
-	done := 0
-	// Each round's time, for its median (see raftlet-bench-d1).
-	times := make([]float64, 0, *rounds)
-	for r := 0; r < *rounds; r++ {
-		if done >= 3 && time.Since(start).Seconds() > *maxSeconds {
-			break
-		}
-		done++
-		t := time.Now()
+	done, secs, p50 := d1run.Time(*rounds, *maxSeconds, func(int) {
 		for g, w := range wals {
 			for i := range ents {
 				next[g]++
@@ -56,11 +43,7 @@ func main() {
 			}
 			check(w.Save(raftpb.HardState{Term: 1, Vote: 1, Commit: next[g]}, ents))
 		}
-		times = append(times, time.Since(t).Seconds())
-	}
-	secs := time.Since(start).Seconds()
-	sort.Float64s(times)
-	p50 := times[len(times)/2]
+	})
 	for _, w := range wals {
 		check(w.Close())
 	}

@@ -22,8 +22,6 @@ import (
 	"log"
 	"math"
 	"path/filepath"
-	"sort"
-	"time"
 
 	"github.com/raftlet/raftlet/bench/d1/go/internal/d1run"
 	raftlet "github.com/raftlet/raftlet/bindings/go"
@@ -66,15 +64,7 @@ func main() {
 	pool := d1run.Pool(*size)
 	pick := 0
 	payloads := make([][]byte, *batch)
-	start := time.Now()
-	done := 0
-	times := make([]float64, 0, *rounds)
-	for r := 0; r < *rounds; r++ {
-		if done >= 3 && time.Since(start).Seconds() > *maxSeconds {
-			break
-		}
-		done++
-		t := time.Now()
+	done, secs, p50 := d1run.Time(*rounds, *maxSeconds, func(r int) {
 		for g := 0; g < *groups; g++ {
 			for i := range payloads {
 				pick = (pick + 1) % len(pool)
@@ -85,12 +75,8 @@ func main() {
 		if n := h.drain(); n != *groups**batch {
 			check(fmt.Errorf("round %d applied %d entries of %d", r, n, *groups**batch))
 		}
-		times = append(times, time.Since(t).Seconds())
-	}
-	secs := time.Since(start).Seconds()
+	})
 	h.close()
-	sort.Float64s(times)
-	p50 := times[len(times)/2]
 	*rounds = done
 	writes := float64(*rounds * *groups)
 	entries := writes * float64(*batch)

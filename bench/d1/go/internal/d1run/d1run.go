@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
+	"time"
 )
 
 // Pool returns 4,096 distinct pseudo-random payloads of size bytes, the
@@ -83,4 +85,26 @@ func (f *Flags) Parse(prog string) (dir string, cleanup func()) {
 	d, err := os.MkdirTemp("", prog)
 	Check(prog, err)
 	return d, func() { os.RemoveAll(d) }
+}
+
+// Time runs round(r) for r = 0, 1, ... up to rounds times, stopping early
+// once maxSeconds have passed (after at least 3 rounds: 1,000 separately
+// synced logs would otherwise run for minutes). It returns the rounds run,
+// the seconds they took, and the median round's seconds, which a stall of
+// the shared disk in a few rounds does not move.
+func Time(rounds int, maxSeconds float64, round func(r int)) (done int, secs, p50 float64) {
+	start := time.Now()
+	times := make([]float64, 0, rounds)
+	for r := 0; r < rounds; r++ {
+		if done >= 3 && time.Since(start).Seconds() > maxSeconds {
+			break
+		}
+		done++
+		t := time.Now()
+		round(r)
+		times = append(times, time.Since(t).Seconds())
+	}
+	secs = time.Since(start).Seconds()
+	sort.Float64s(times)
+	return done, secs, times[len(times)/2]
 }
