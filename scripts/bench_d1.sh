@@ -10,6 +10,8 @@
 # raw-fsync is the disk's ceiling: the same bytes appended to one file
 # (written with zeros beforehand; rounds of 1 MiB or more with O_DIRECT, as
 # raftlet-disk writes them) and fdatasync'ed, with no format at all.
+# disk-only is raw-fsync with the round encoded before its clock starts:
+# the disk's time alone for those bytes, which bounds every log.
 # Writes build/bench/d1.jsonl and docs/bench-d1.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +65,7 @@ for ((r=1; r<=ROUNDS; r++)); do
       cmds=("$RB raftlet-disk groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
             "$GW -groups $g -batch $b -segment $seg -max-seconds $SECS -dir $DATA/run"
             "$RB raw-fsync groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
+            "$RB disk-only groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
             "$RB raft-engine groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
             "$RB redb groups=$g batch=$b max_seconds=$SECS dir=$DATA/run"
             "$RB fjall groups=$g batch=$b max_seconds=$SECS dir=$DATA/run")
