@@ -56,16 +56,33 @@ pub(crate) struct Header {
 
 /// The header of a record holding `payload`.
 pub(crate) fn record_header(kind: u8, seq: u64, synced: u64, payload: &[u8]) -> [u8; HEADER] {
+    let (mut h, crc) = header_start(kind, seq, synced, payload.len());
+    header_finish(&mut h, crc32c::crc32c_append(crc, payload));
+    h
+}
+
+/// A record header for a payload of `len` bytes without its checksum, and
+/// the checksum of its fields, which [`crc32c::crc32c_append`] continues
+/// over the payload (a writer that checksums the payload as it copies it).
+pub(crate) fn header_start(kind: u8, seq: u64, synced: u64, len: usize) -> ([u8; HEADER], u32) {
     let mut h = [0u8; HEADER];
     h[..4].copy_from_slice(&MAGIC);
-    h[4..8].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    h[4..8].copy_from_slice(&(len as u32).to_le_bytes());
     h[8..16].copy_from_slice(&seq.to_le_bytes());
     h[16..24].copy_from_slice(&synced.to_le_bytes());
     h[24] = kind;
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&h[..28]), payload);
-    h[28..].copy_from_slice(&crc.to_le_bytes());
-    h
+    let crc = crc32c::crc32c(&h[..28]);
+    (h, crc)
 }
+
+/// Completes a header of [`header_start`] with the checksum of its fields
+/// and payload.
+pub(crate) fn header_finish(h: &mut [u8; HEADER], crc: u32) {
+    h[28..].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Where a header's checksum is (see [`header_start`]).
+pub(crate) const HEADER_CRC_AT: usize = 28;
 
 /// Appends a whole record (header, payload, padding) to `out`.
 pub(crate) fn encode_record(out: &mut Vec<u8>, kind: u8, seq: u64, synced: u64, payload: &[u8]) {

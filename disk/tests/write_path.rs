@@ -325,6 +325,93 @@ fn a_failure_in_any_write_of_a_large_record_changes_nothing() {
     }
 }
 
+/// A large batch record is applied to the index while it is written; a
+/// failed write must put every change back: entries that replaced others,
+/// a group it created, hard states and configurations. A batch with an
+/// operation that cannot be put back (a compaction) is applied after the
+/// write instead, and a failure leaves it unapplied too.
+#[test]
+fn a_failed_large_batch_puts_back_every_change_it_made_to_the_index() {
+    use raftlet::pb::ConfState;
+    let opts = Options {
+        segment_size: 8 << 20,
+        rewrite_max_bytes: 0,
+        ..Options::default()
+    };
+    for direct in [true, false] {
+        for compact in [false, true] {
+            // Direct: the 4 MiB record goes out in 2 MiB writes (the one
+            // holding the header last); in place: header, payload, padding.
+            for nth in 0..4 {
+                let fs = fault_fs(direct);
+                let store = open(&fs, opts).unwrap();
+                let mut b = WriteBatch::new();
+                b.append(1, &entries(1, 1, 6, 1)).unwrap();
+                b.set_hard_state(1, &hs(4));
+                b.set_conf_state(1, &ConfState::from_voters(vec![1, 2, 3]))
+                    .unwrap();
+                b.append(3, &entries(3, 1, 2, 1)).unwrap();
+                store.write(&b).unwrap();
+                let before = (view(&store.group(1)), view(&store.group(3)), store.groups());
+                // Entries 5 and 6 of group 1 replaced by a term-2 suffix of
+                // large ones, group 2 created, hard states and configuration.
+                let mut b = WriteBatch::new();
+                let mut big: Vec<Entry> = big_entries(5, 4, 1 << 20);
+                for e in &mut big {
+                    e.term = 2;
+                }
+                b.append(1, &big).unwrap();
+                b.set_hard_state(
+                    1,
+                    &HardState {
+                        term: 2,
+                        vote: 2,
+                        commit: 6,
+                    },
+                );
+                b.set_conf_state(1, &ConfState::from_voters(vec![1, 2]))
+                    .unwrap();
+                b.append(2, &entries(2, 1, 3, 1)).unwrap();
+                b.set_hard_state(2, &hs(1));
+                b.append(3, &entries(3, 3, 1, 1)).unwrap();
+                if compact {
+                    b.compact(3, 1);
+                }
+                fs.fail_after(FaultOp::Write, nth, EIO);
+                let r = store.write(&b);
+                fs.clear_faults();
+                let case = format!("direct {direct}, compact {compact}, write {nth}");
+                let Err(err) = r else {
+                    // Fewer writes than `nth`: it went through.
+                    assert_eq!(store.group(1).last_index(), Ok(8), "{case}");
+                    assert_eq!(store.groups(), vec![1, 2, 3], "{case}");
+                    continue;
+                };
+                assert!(
+                    matches!(err, DiskError::Io { op: "write", .. }),
+                    "{case}: {err:?}"
+                );
+                let after = (view(&store.group(1)), view(&store.group(3)), store.groups());
+                assert_eq!(after, before, "{case}");
+                // The same batch goes through afterwards, and survives a
+                // restart.
+                store.write(&b).unwrap();
+                let want = (view(&store.group(1)), view(&store.group(2)));
+                assert_eq!(want.0.last, 8, "{case}");
+                assert_eq!(want.0.state.hard_state.term, 2, "{case}");
+                drop(store);
+                fs.crash(CrashMode::LoseUnsynced);
+                let store = open(&fs, opts).unwrap();
+                assert_eq!(
+                    (view(&store.group(1)), view(&store.group(2))),
+                    want,
+                    "{case}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_crash_part_way_through_a_large_record_is_a_torn_tail() {
     let opts = Options {
