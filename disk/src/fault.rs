@@ -139,11 +139,21 @@ fn apply(buf: &mut Vec<u8>, op: &Pending) {
         Pending::Write { offset, data } => {
             let off = *offset as usize;
             if buf.len() < off + data.len() {
-                buf.resize(off + data.len(), 0);
+                set_len(buf, off + data.len());
             }
             buf[off..off + data.len()].copy_from_slice(data);
         }
-        Pending::SetLen(len) => buf.resize(*len as usize, 0),
+        Pending::SetLen(len) => set_len(buf, *len as usize),
+    }
+}
+
+/// `buf.resize(len, 0)`, without the byte-by-byte loop `resize` is in a
+/// debug build (tests preallocate segments of megabytes).
+fn set_len(buf: &mut Vec<u8>, len: usize) {
+    if len <= buf.len() {
+        buf.truncate(len);
+    } else {
+        buf.extend_from_slice(&vec![0u8; len - buf.len()]);
     }
 }
 

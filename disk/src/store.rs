@@ -70,6 +70,14 @@ pub struct Options {
     /// for records of a few hundred kilobytes the synchronous direct write
     /// cost a Go host of one group more than the page cache
     /// (docs/bench-d1.md, D2).
+    ///
+    /// A batch record of this size and of at least 256 KiB is applied to
+    /// the store's index on a second thread while it is written, and one
+    /// of more than 2 MiB written direct is handed to the disk by a third
+    /// one, chunk by chunk, while the writing thread copies the next: the
+    /// write call runs on up to three threads, started for it and joined
+    /// before it returns (where no thread can be started, it does all of
+    /// that itself).
     pub direct_min_bytes: u64,
     /// The bytes of the records written most recently that the store keeps
     /// in memory, so that reading their entries back (a node applying what
@@ -2120,12 +2128,20 @@ impl Inner {
                 i += 1;
                 continue;
             };
-            // Did the segment simply end (zeros), with the next one going on?
-            // (A record's padding may run past a truncated file's end.)
+            // Did the segment simply end, with the next one going on? A
+            // segment ends in zeros, or in what a failed write left after
+            // its last record (a failed write takes no seq, and the next
+            // record goes to the same place; when that one is shorter, the
+            // rest stays behind it). Either way no record is missing if
+            // the next segment starts with the seq expected here: a record
+            // at `bad_off` would have taken it. (A record's padding may
+            // run past a truncated file's end.)
             let bad_off = bad_off.min(data.len());
-            if data[bad_off..].iter().all(|&b| b == 0) {
+            let zeros = data[bad_off..].iter().all(|&b| b == 0);
+            {
                 match segs.get(i + 1) {
-                    None => break,
+                    None if zeros => break,
+                    None => {}
                     Some(&next) => {
                         let np = self.path(&segment_name(next));
                         let nf = self

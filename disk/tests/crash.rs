@@ -93,6 +93,21 @@ fn replay(batches: &[Batch]) -> Model {
     m
 }
 
+/// A view for a message: its entries by index, term and length (the data
+/// of large ones would take longer to print than the test to run; most
+/// mismatches are expected, in the search for the prefix recovered).
+fn brief(v: &View) -> String {
+    let ents: Vec<(u64, u64, usize)> = v
+        .entries
+        .iter()
+        .map(|e| (e.index, e.term, e.data().len()))
+        .collect();
+    format!(
+        "state {:?}, first {}, last {}, first term {}, snapshot {:?}, entries (index, term, len) {ents:?}",
+        v.state, v.first, v.last, v.first_term, v.snapshot.metadata
+    )
+}
+
 /// Whether the store holds exactly the model's state.
 fn matches(store: &DiskStore, m: &Model) -> Result<(), String> {
     let ids: BTreeSet<u64> = store.groups().into_iter().collect();
@@ -104,14 +119,22 @@ fn matches(store: &DiskStore, m: &Model) -> Result<(), String> {
         let got = view(&store.group(*gid));
         let exp = model_view(g);
         if got != exp {
-            return Err(format!("group {gid}:\n got {got:?}\nwant {exp:?}"));
+            return Err(format!(
+                "group {gid}:\n got {}\nwant {}",
+                brief(&got),
+                brief(&exp)
+            ));
         }
     }
     Ok(())
 }
 
-/// A random operation on `gid` that is valid for the model's state.
-fn gen_op(rng: &mut Rng, m: &Model, gid: u64, term: &mut u64) -> MOp {
+/// A random operation on `gid` that is valid for the model's state. With
+/// `big`, some appends carry entries of hundreds of kilobytes, so that
+/// batches reach the sizes the store writes differently: applied to its
+/// index while written (256 KiB), past the page cache in several chunks
+/// (over 2 MiB).
+fn gen_op(rng: &mut Rng, m: &Model, gid: u64, term: &mut u64, big: bool) -> MOp {
     let g = m.get(&gid).cloned().unwrap_or_default();
     let first = g.first_index().unwrap();
     let last = g.last_index().unwrap();
@@ -129,6 +152,11 @@ fn gen_op(rng: &mut Rng, m: &Model, gid: u64, term: &mut u64) -> MOp {
             } else {
                 last + 1
             };
+            if big && rng.chance(30) {
+                let n = 1 + rng.below(3);
+                let size = [100 << 10, 300 << 10, 900 << 10][rng.below(3) as usize];
+                return MOp::Append(big_entries(gid, from, n, *term, size));
+            }
             let n = 1 + rng.below(8);
             MOp::Append(entries(gid, from, n, *term))
         }
@@ -166,6 +194,20 @@ fn gen_op(rng: &mut Rng, m: &Model, gid: u64, term: &mut u64) -> MOp {
     }
 }
 
+/// `n` entries of `size` bytes each from `from`, their bytes telling the
+/// group, the index and the term apart.
+fn big_entries(gid: u64, from: u64, n: u64, term: u64, size: usize) -> Vec<Entry> {
+    (from..from + n)
+        .map(|i| {
+            // (Zeros, then a fill: `vec![b; n]` is a loop in a debug build.)
+            let mut data = vec![0u8; size];
+            data.fill((gid * 31 + i * 7 + term) as u8);
+            data[..8].copy_from_slice(&i.to_le_bytes());
+            Entry::new(term, i, Bytes::from(data))
+        })
+        .collect()
+}
+
 /// Writes `batch` to the store; `Ok(synced)` if it returned success.
 fn write(store: &DiskStore, batch: &Batch) -> Result<bool, raftlet_disk::DiskError> {
     if let [(gid, MOp::CreateSnapshot(i, cs, d))] = batch.as_slice() {
@@ -198,6 +240,22 @@ struct Tally {
     failed_writes: u64,
     /// Recoveries that kept unsynced batches past the last acknowledged one.
     kept_unsynced: u64,
+    /// Batches with 256 KiB of entry data or more, written, failed, and
+    /// with more than 2 MiB.
+    large: u64,
+    large_failed: u64,
+    multi_chunk: u64,
+}
+
+/// The bytes of entry data in `batch`.
+fn data_bytes(batch: &Batch) -> usize {
+    batch
+        .iter()
+        .map(|(_, op)| match op {
+            MOp::Append(ents) => ents.iter().map(|e| e.data().len()).sum(),
+            _ => 0,
+        })
+        .sum()
 }
 
 fn run_seed(seed: u64, tally: &mut Tally) {
@@ -211,6 +269,7 @@ fn run_seed(seed: u64, tally: &mut Tally) {
         // No read cache, a small one, the default.
         read_cache_bytes: [0, 2048, 64 << 20][rng.below(3) as usize],
     };
+    let big = rng.chance(25);
     let mut store = open(&fs, opts).unwrap();
     // Batches whose effect is in the store (durable or not), in order.
     let mut batches: Vec<Batch> = Vec::new();
@@ -239,7 +298,7 @@ fn run_seed(seed: u64, tally: &mut Tally) {
         for _ in 0..n_ops {
             let gid = rng.below(5);
             let t = terms.entry(gid).or_insert(1);
-            let op = gen_op(&mut rng, &staged, gid, t);
+            let op = gen_op(&mut rng, &staged, gid, t, big);
             if let MOp::CreateSnapshot(..) = op {
                 if batch.is_empty() {
                     batch.push((gid, op));
@@ -255,6 +314,12 @@ fn run_seed(seed: u64, tally: &mut Tally) {
         }
         let res = write(&store, &batch);
         fs.clear_faults();
+        let data = data_bytes(&batch);
+        if data >= 256 << 10 {
+            tally.large += 1;
+            tally.large_failed += u64::from(res.is_err());
+            tally.multi_chunk += u64::from(data > 2 << 20);
+        }
         let mut failed = false;
         match res {
             Ok(true) => {
@@ -339,4 +404,7 @@ fn restart_after_random_crashes_recovers_every_synced_write_and_nothing_unwritte
     assert!(
         tally.torn > 0 && tally.fatal > 0 && tally.failed_writes > 0 && tally.kept_unsynced > 0
     );
+    if seeds >= 100 {
+        assert!(tally.large_failed > 0 && tally.multi_chunk > 0, "{tally:?}");
+    }
 }

@@ -325,6 +325,51 @@ fn a_failure_in_any_write_of_a_large_record_changes_nothing() {
     }
 }
 
+/// What a failed large write leaves after the shorter record that takes
+/// its place stays in the file; once the log has moved on to a new
+/// segment, recovery must read it as the end of the old one (the new one
+/// goes on with the next seq), not as a record lost in the middle.
+#[test]
+fn what_a_failed_write_leaves_behind_a_segment_is_not_a_lost_record() {
+    let opts = Options {
+        segment_size: 64 << 10,
+        rewrite_max_bytes: 0,
+        ..Options::default()
+    };
+    for direct in [true, false] {
+        // Failures of the record's writes (those of the switch to the
+        // segment before it fail the log, and are left out).
+        let mut failed_records = 0;
+        for nth in 0..6 {
+            let fs = fault_fs(direct);
+            let store = open(&fs, opts).unwrap();
+            let g = store.group(1);
+            g.append(&entries(1, 1, 3, 1)).unwrap();
+            // A segment of its own for the 5 MiB record, whose write fails
+            // part way.
+            fs.fail_after(FaultOp::Write, nth, EIO);
+            let r = g.append(&big_entries(4, 5, (1 << 20) + 3));
+            fs.clear_faults();
+            match r {
+                Err(e) if e.is_fatal() => continue,
+                Err(_) => failed_records += 1,
+                Ok(()) => continue,
+            }
+            // A shorter one in its place, then a switch to a new segment.
+            g.append(&big_entries(4, 1, 300 << 10)).unwrap();
+            g.append(&big_entries(5, 1, 100 << 10)).unwrap();
+            assert_eq!(store.stats().segments, 3, "direct {direct}, write {nth}");
+            let want = g.entries(1, 6, u64::MAX).unwrap();
+            drop((g, store));
+            fs.crash(CrashMode::LoseUnsynced);
+            let store =
+                open(&fs, opts).unwrap_or_else(|e| panic!("direct {direct}, write {nth}: {e}"));
+            assert_eq!(store.group(1).entries(1, 6, u64::MAX).unwrap(), want);
+        }
+        assert!(failed_records >= 3, "direct {direct}: {failed_records}");
+    }
+}
+
 /// A large batch record is applied to the index while it is written; a
 /// failed write must put every change back: entries that replaced others,
 /// a group it created, hard states and configurations. A batch with an
