@@ -151,7 +151,8 @@ fn main() -> ExitCode {
         println!(
             "disk storage: {} seeds; {} crashes cut the power ({} torn, {} losing every unsynced write), \
              {} restarts reopened the store; filesystem: {} writes ({} of them direct), {} syncs, {} directory syncs, \
-             of the unsynced writes at a crash {} lost whole, {} torn and {} kept",
+             of the unsynced writes at a crash {} lost whole, {} torn and {} kept; \
+             records of Readies with 256 KiB of entries or more: {} (over 2 MiB: {})",
             op("disk-seeds"),
             op("disk-fs-crashes"),
             op("disk-crashes-torn"),
@@ -163,7 +164,9 @@ fn main() -> ExitCode {
             op("disk-fs-dir-syncs"),
             op("disk-fs-writes-lost"),
             op("disk-fs-writes-torn"),
-            op("disk-fs-writes-kept")
+            op("disk-fs-writes-kept"),
+            op("disk-records-over-256k"),
+            op("disk-records-over-2m")
         );
     }
     println!(

@@ -539,6 +539,12 @@ pub struct Params {
     /// Disk storage: client payloads are padded with up to this many
     /// bytes, so that records span sectors and a torn crash can cut one.
     pub payload_pad: u64,
+    /// Disk storage: now and then (3% of proposals) a payload padded with
+    /// up to this many bytes instead, so that a Ready's record reaches the
+    /// sizes the store writes differently (256 KiB: applied to its index
+    /// while it is written; over 2 MiB: written direct in several chunks).
+    /// 0 on most seeds; drawn from a stream of its own.
+    pub payload_big: u64,
     /// `Config::quiesce`: idle groups sleep; each host sends node-level
     /// heartbeats to every peer every `heartbeat_tick` of its ticks and
     /// tells its node (`RawNode::wake_leader_lost`) when the leader's node
@@ -622,6 +628,7 @@ impl Params {
             read_cache_bytes: 0,
             torn_crashes: 0.0,
             payload_pad: 0,
+            payload_big: 0,
             quiesce: false,
             light_advance: 0.0,
             snapshot_in_flight: false,
@@ -825,6 +832,18 @@ impl Params {
             // log one padded entry per Ready, 512-byte limit, for longer
             // than the bound).
             p.payload_pad = 0;
+        } else {
+            p.payload_big = Rng::new(mix(seed, 0x0b16_9a0d)).pick(&[
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                300 << 10,
+                1 << 20,
+                3 << 20,
+            ]);
         }
         // Quiescence on about 30 % of the seeds, drawn after the storage (earlier
         // draws stay those of earlier versions).

@@ -414,13 +414,14 @@ impl Sim {
                 sim.p.liveness_bound_ticks,
                 if sim.p.storage == StorageKind::Disk {
                     format!(
-                        "disk (segments of {} bytes, rewrite_max_bytes {}, direct_min_bytes {}, read_cache_bytes {}, torn crashes {:.1}, payload padding up to {})",
+                        "disk (segments of {} bytes, rewrite_max_bytes {}, direct_min_bytes {}, read_cache_bytes {}, torn crashes {:.1}, payload padding up to {}, large payloads up to {})",
                         sim.p.segment_size,
                         sim.p.rewrite_max_bytes,
                         sim.p.direct_min_bytes,
                         sim.p.read_cache_bytes,
                         sim.p.torn_crashes,
-                        sim.p.payload_pad
+                        sim.p.payload_pad,
+                        sim.p.payload_big
                     )
                 } else {
                     "memory".into()
@@ -2363,7 +2364,12 @@ impl Sim {
         for _ in 0..n {
             self.payload_seq += 1;
             let mut payload = format!("p:{}:{}", self.seed, self.payload_seq);
-            if self.p.payload_pad > 0 {
+            let big = self.p.payload_big > 0 && self.rng.chance(0.03);
+            if big {
+                let pad = self.rng.below(self.p.payload_big + 1) as usize;
+                payload.push(':');
+                payload.extend(std::iter::repeat_n('y', pad));
+            } else if self.p.payload_pad > 0 {
                 let pad = self.rng.below(self.p.payload_pad + 1) as usize;
                 payload.push(':');
                 payload.extend(std::iter::repeat_n('x', pad));

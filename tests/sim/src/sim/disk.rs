@@ -217,8 +217,21 @@ impl Sim {
         };
         g.persist_ready(rd)
             .map_err(|e| host_err(self.now, format!("node {id}: persist_ready: {e}")))?;
+        self.note_record_size(rd);
         self.note_durable(id, rd, term);
         Ok(())
+    }
+
+    /// Counts the Readies whose entries reach the sizes the store writes
+    /// differently (see `Params::payload_big`).
+    fn note_record_size(&mut self, rd: &Ready) {
+        let bytes: usize = rd.entries.iter().map(|e| e.data().len()).sum();
+        if bytes >= 256 << 10 {
+            self.stats.op("disk-records-over-256k");
+        }
+        if bytes > 2 << 20 {
+            self.stats.op("disk-records-over-2m");
+        }
     }
 
     /// A pipelined host issues the write of `rd` without waiting for it:
@@ -245,6 +258,7 @@ impl Sim {
         g.store()
             .write(&b)
             .map_err(|e| host_err(self.now, format!("node {id}: write: {e}")))?;
+        self.note_record_size(rd);
         self.stats.op("disk-writes-issued");
         Ok(())
     }
