@@ -5,6 +5,9 @@
 //! last one attempted. The model is raftlet's MemoryStorage, fed the same
 //! operations.
 //!
+//! After every successful write the store also answers as the model does
+//! (its index, its read cache, its files), before any crash.
+//!
 //! `CRASH_SEEDS=n` runs more seeds (default 150).
 
 mod common;
@@ -322,11 +325,20 @@ fn run_seed(seed: u64, tally: &mut Tally) {
         }
         let mut failed = false;
         match res {
-            Ok(true) => {
+            Ok(synced) => {
+                // What the store answers now (its index, the read cache,
+                // the files) is the model's state after this batch (unless
+                // the power is off, and reads fail).
+                if !fs.is_powered_off() {
+                    if let Err(why) = matches(&store, &staged) {
+                        panic!("seed {seed} step {step}: after a successful write: {why}");
+                    }
+                }
                 batches.push(batch);
-                acked = batches.len();
+                if synced {
+                    acked = batches.len();
+                }
             }
-            Ok(false) => batches.push(batch),
             Err(e) if e.is_fatal() || fs.is_powered_off() => {
                 // Maybe written, maybe not; the log takes no more writes.
                 assert!(
