@@ -140,10 +140,12 @@ def main():
     print("WAL at 1,000 groups.\n")
     for g, b, ratio, ratio50, target, ceil in verdicts:
         ok = "met" if ratio >= target else "NOT met"
-        line = f"- {g:,} group(s), batch {b:,}: {ratio:.1f}x against a target of {target:.0f}x: {ok}"
+        # Two decimals near a target of 1x, where 0.99 and 1.01 differ.
+        r = (lambda x: f"{x:.2f}") if target == 1 else (lambda x: f"{x:.1f}")
+        line = f"- {g:,} group(s), batch {b:,}: {r(ratio)}x against a target of {target:.0f}x: {ok}"
         if ratio50 is not None:
             ok50 = "met" if ratio50 >= target else "NOT met"
-            line += f"; at the median round {ratio50:.1f}x: {ok50}"
+            line += f"; at the median round {r(ratio50)}x: {ok50}"
         if ok != "met" and ceil is not None:
             if ceil < target:
                 line += (f"; the disk alone (disk-only) reached {ceil:.1f}x in the same"
