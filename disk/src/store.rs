@@ -1185,6 +1185,22 @@ impl Pieces<'_> {
     }
 }
 
+/// One direct write of a record's chunk ([`FsFile::write_direct_at`]).
+/// `Ok(false)`: the file takes no direct writes, and this is the record's
+/// `first` write (nothing of it was written); a refusal after earlier
+/// chunks went out direct is an error.
+fn write_chunk(file: &dyn FsFile, buf: &[u8], off: u64, first: bool) -> io::Result<bool> {
+    if file.write_direct_at(buf, off)? {
+        return Ok(true);
+    }
+    if first {
+        return Ok(false);
+    }
+    Err(io::Error::other(
+        "direct writes refused part way through a record",
+    ))
+}
+
 /// Writes the next `total` bytes of `src` direct at `off`, in chunks of
 /// [`DIRECT_CHUNK`] through the bounce buffers `bufs` (two or more): this
 /// thread fills one while another writes the last, so that the copy and
@@ -1214,12 +1230,9 @@ fn write_chunks(
                 let mut outcome = Ok(0usize);
                 for (buf, at, n, off) in jobs {
                     if let Ok(wrote) = outcome {
-                        outcome = match file.write_direct_at(&buf[at..at + n], off) {
+                        outcome = match write_chunk(file, &buf[at..at + n], off, wrote == 0) {
                             Ok(true) => Ok(wrote + 1),
-                            Ok(false) if wrote == 0 => Err(None),
-                            Ok(false) => Err(Some(io::Error::other(
-                                "direct writes refused part way through a record",
-                            ))),
+                            Ok(false) => Err(None),
                             Err(e) => Err(Some(e)),
                         };
                     }
@@ -1235,13 +1248,8 @@ fn write_chunks(
             let buf = &mut bufs[0];
             while done < total {
                 let (at, n) = fill_one(buf, done);
-                if !file.write_direct_at(&buf[at..at + n], off + done as u64)? {
-                    if done == 0 {
-                        return Ok(false);
-                    }
-                    return Err(io::Error::other(
-                        "direct writes refused part way through a record",
-                    ));
+                if !write_chunk(file, &buf[at..at + n], off + done as u64, done == 0)? {
+                    return Ok(false);
                 }
                 done += n;
             }
@@ -1662,9 +1670,10 @@ impl Inner {
         }
         let (mut header, crc) =
             record::header_start(kind, self.next_seq, self.synced_seq, payload.len());
-        let pad = [0u8; 8];
+        let zeros = [0u8; 8];
+        let pad = &zeros[..len - HEADER - payload.len()];
         let mut src = Pieces {
-            pieces: [head, &header, payload, &pad[..len - HEADER - payload.len()]],
+            pieces: [head, &header, payload, pad],
             at: 0,
             off: 0,
             crc,
@@ -1677,7 +1686,7 @@ impl Inner {
         let len0 = total.min(DIRECT_CHUNK);
         let mut rest = (chunks > 1).then(|| self.direct_bufs.split_off(1));
         let written = if at0 >= DIRECT_ALIGN {
-            Ok(None)
+            Ok(false)
         } else {
             src.fill(&mut first[at0..at0 + len0]);
             let others = match rest.as_mut() {
@@ -1689,27 +1698,19 @@ impl Inner {
             first[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
             record::header_finish(&mut header, crc);
             match others {
-                Err(e) => Err(e),
-                // Nothing written: the file takes no direct writes.
-                Ok(false) => Ok(None),
-                Ok(true) => match file.write_direct_at(&first[at0..at0 + len0], base) {
-                    Ok(true) => Ok(Some(())),
-                    Ok(false) if chunks == 1 => Ok(None),
-                    Ok(false) => Err(io::Error::other(
-                        "direct writes refused part way through a record",
-                    )),
-                    Err(e) => Err(e),
-                },
+                Ok(true) => write_chunk(file, &first[at0..at0 + len0], base, chunks == 1),
+                // An error, or nothing written (no direct writes here).
+                r => r,
             }
         };
         self.direct_bufs[0] = first;
         if let Some(bufs) = rest {
             self.direct_bufs.extend(bufs);
         }
-        if written?.is_none() {
+        if !written? {
             return Ok(None);
         }
-        let pieces: [&[u8]; 4] = [head, &header, payload, &pad[..len - HEADER - payload.len()]];
+        let pieces: [&[u8]; 4] = [head, &header, payload, pad];
         if let Some(seg) = self.segments.get_mut(&self.active) {
             seg.direct = true;
         }
@@ -2137,29 +2138,25 @@ impl Inner {
             // at `bad_off` would have taken it. (A record's padding may
             // run past a truncated file's end.)
             let bad_off = bad_off.min(data.len());
-            let zeros = data[bad_off..].iter().all(|&b| b == 0);
-            {
-                match segs.get(i + 1) {
-                    None if zeros => break,
-                    None => {}
-                    Some(&next) => {
-                        let np = self.path(&segment_name(next));
-                        let nf = self
-                            .fs
-                            .open(&np)
-                            .map_err(|e| DiskError::io("open", &np, &e))?;
-                        let mut head = vec![0u8; HEADER];
-                        let got = nf
-                            .read_at(&mut head, 0)
-                            .map_err(|e| DiskError::io("read", &np, &e))?;
-                        let next_seq = u64::from_le_bytes(head[8..16].try_into().unwrap_or([0; 8]));
-                        let continues = got == HEADER
-                            && head[..4] == record::MAGIC
-                            && Some(next_seq) == expected;
-                        if continues {
-                            i += 1;
-                            continue;
-                        }
+            match segs.get(i + 1) {
+                None if data[bad_off..].iter().all(|&b| b == 0) => break,
+                None => {}
+                Some(&next) => {
+                    let np = self.path(&segment_name(next));
+                    let nf = self
+                        .fs
+                        .open(&np)
+                        .map_err(|e| DiskError::io("open", &np, &e))?;
+                    let mut head = vec![0u8; HEADER];
+                    let got = nf
+                        .read_at(&mut head, 0)
+                        .map_err(|e| DiskError::io("read", &np, &e))?;
+                    let next_seq = u64::from_le_bytes(head[8..16].try_into().unwrap_or([0; 8]));
+                    let continues =
+                        got == HEADER && head[..4] == record::MAGIC && Some(next_seq) == expected;
+                    if continues {
+                        i += 1;
+                        continue;
                     }
                 }
             }
