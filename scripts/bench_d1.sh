@@ -84,19 +84,26 @@ done
 # BENCH_D1_PAIRS (default 21) short runs of raftlet-disk and etcd's WAL,
 # taking turns to go first, give a ratio per pair, seconds or less apart.
 PAIRS=${BENCH_D1_PAIRS:-21}
+# turns OUT R A B: runs commands A and B (A first in odd rounds R, B first
+# in even ones), their results going to OUT.
+turns() {
+  local out=$1 r=$2 c
+  local order=("$3" "$4")
+  (( r % 2 )) || order=("$4" "$3")
+  for c in "${order[@]}"; do
+    # shellcheck disable=SC2086
+    RESULTS=$out run $c
+  done
+}
 PAIRED=$OUT/d1-pairs.jsonl
 : > "$PAIRED"
 log "1 group: $PAIRS short pairs of raftlet-disk and etcd's WAL"
 for b in 1 64 1024; do
   n=400; [ "$b" = 1024 ] && n=150
   for ((r=1; r<=PAIRS; r++)); do
-    a="$RB raftlet-disk groups=1 batch=$b rounds=$n max_seconds=100 dir=$DATA/run"
-    e="$GW -groups 1 -batch $b -rounds $n -max-seconds 100 -dir $DATA/run"
-    if (( r % 2 )); then pair=("$a" "$e"); else pair=("$e" "$a"); fi
-    for c in "${pair[@]}"; do
-      # shellcheck disable=SC2086
-      RESULTS=$PAIRED run $c
-    done
+    turns "$PAIRED" "$r" \
+      "$RB raftlet-disk groups=1 batch=$b rounds=$n max_seconds=100 dir=$DATA/run" \
+      "$GW -groups 1 -batch $b -rounds $n -max-seconds 100 -dir $DATA/run"
   done
 done
 # D2: a Go host of many single-voter groups with durable logs, raftlet's
@@ -111,13 +118,9 @@ for ((r=1; r<=D2ROUNDS; r++)); do
   for g in 1 1000; do
     seg=$((64 << 20)); [ "$g" = 1000 ] && seg=$((8 << 20))
     for b in 1 64 1024; do
-      a="$G2 -impl raftlet-go -groups $g -batch $b -max-seconds $SECS -dir $DATA/run"
-      e="$G2 -impl etcd-raft-wal -groups $g -batch $b -segment $seg -max-seconds $SECS -dir $DATA/run"
-      if (( r % 2 )); then pair=("$a" "$e"); else pair=("$e" "$a"); fi
-      for c in "${pair[@]}"; do
-        # shellcheck disable=SC2086
-        RESULTS=$D2 run $c
-      done
+      turns "$D2" "$r" \
+        "$G2 -impl raftlet-go -groups $g -batch $b -max-seconds $SECS -dir $DATA/run" \
+        "$G2 -impl etcd-raft-wal -groups $g -batch $b -segment $seg -max-seconds $SECS -dir $DATA/run"
     done
   done
 done
