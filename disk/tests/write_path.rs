@@ -149,6 +149,16 @@ fn a_segment_switch_costs_one_file_sync_and_one_directory_sync() {
     }
 }
 
+/// 8 MiB segments and no rewrites: room for the large records these tests
+/// write, each where the test expects it.
+fn large_records() -> Options {
+    Options {
+        segment_size: 8 << 20,
+        rewrite_max_bytes: 0,
+        ..Options::default()
+    }
+}
+
 /// A [`FaultFs`] that takes direct writes (`direct`) or refuses them, as
 /// a filesystem without `O_DIRECT` does.
 fn fault_fs(direct: bool) -> FaultFs {
@@ -210,10 +220,8 @@ fn a_record_over_a_mebibyte_gets_room_in_its_segment_and_reads_back() {
 fn a_direct_write_rewrites_the_start_of_its_first_block_as_it_was() {
     let fs = fault_fs(true);
     let opts = Options {
-        segment_size: 8 << 20,
-        rewrite_max_bytes: 0,
         direct_min_bytes: 64 << 10,
-        ..Options::default()
+        ..large_records()
     };
     let store = open(&fs, opts).unwrap();
     let g = store.group(1);
@@ -278,11 +286,7 @@ fn a_direct_write_rewrites_the_start_of_its_first_block_as_it_was() {
 
 #[test]
 fn a_failure_in_any_write_of_a_large_record_changes_nothing() {
-    let opts = Options {
-        segment_size: 8 << 20,
-        rewrite_max_bytes: 0,
-        ..Options::default()
-    };
+    let opts = large_records();
     // In place: the header, the payload and the padding are three writes.
     // Direct: 2 MiB blocks through the bounce buffer, three for this 5 MiB
     // record.
@@ -378,11 +382,7 @@ fn what_a_failed_write_leaves_behind_a_segment_is_not_a_lost_record() {
 #[test]
 fn a_failed_large_batch_puts_back_every_change_it_made_to_the_index() {
     use raftlet::pb::ConfState;
-    let opts = Options {
-        segment_size: 8 << 20,
-        rewrite_max_bytes: 0,
-        ..Options::default()
-    };
+    let opts = large_records();
     for direct in [true, false] {
         for compact in [false, true] {
             // Direct: the 4 MiB record goes out in 2 MiB writes (the one
@@ -459,11 +459,7 @@ fn a_failed_large_batch_puts_back_every_change_it_made_to_the_index() {
 
 #[test]
 fn a_crash_part_way_through_a_large_record_is_a_torn_tail() {
-    let opts = Options {
-        segment_size: 8 << 20,
-        rewrite_max_bytes: 0,
-        ..Options::default()
-    };
+    let opts = large_records();
     for direct in [true, false] {
         for ops in 0..5 {
             for seed in 0..4 {
@@ -493,10 +489,9 @@ fn a_crash_part_way_through_a_large_record_is_a_torn_tail() {
 #[test]
 fn entries_just_written_read_back_from_memory_until_evicted() {
     let opts = Options {
-        segment_size: 8 << 20,
-        rewrite_max_bytes: 0,
         direct_min_bytes: 64 << 10,
         read_cache_bytes: 200 << 10,
+        ..large_records()
     };
     let fs = FaultFs::new();
     let store = open(&fs, opts).unwrap();
