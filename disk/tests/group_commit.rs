@@ -76,24 +76,37 @@ impl FileSystem for SlowFs {
 const THREADS: u64 = 8;
 const WRITES: u64 = 40;
 
-fn hammer(store: &DiskStore) -> Vec<raftlet_disk::Result<()>> {
+/// Writes from `threads` threads, one group each (`g`): write `i` of a
+/// thread appends `batch(g, i)`. Returns each thread's results in order.
+fn hammer_with(
+    store: &DiskStore,
+    threads: u64,
+    writes: u64,
+    batch: impl Fn(u64, u64) -> Vec<raftlet::pb::Entry> + Sync,
+) -> Vec<Vec<raftlet_disk::Result<()>>> {
+    let batch = &batch;
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..THREADS)
+        let handles: Vec<_> = (0..threads)
             .map(|g| {
                 let store = store.clone();
                 s.spawn(move || {
                     let grp = store.group(g);
-                    (0..WRITES)
-                        .map(|i| grp.append(&entries(g, i * 2 + 1, 2, 1)))
+                    (0..writes)
+                        .map(|i| grp.append(&batch(g, i)))
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
     })
+}
+
+/// [`THREADS`] threads of [`WRITES`] small writes, results of all.
+fn hammer(store: &DiskStore) -> Vec<raftlet_disk::Result<()>> {
+    hammer_with(store, THREADS, WRITES, |g, i| entries(g, i * 2 + 1, 2, 1))
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 #[test]
@@ -169,30 +182,25 @@ fn sized_entries(g: u64, from: u64, n: u64, size: usize) -> Vec<raftlet::pb::Ent
         .collect()
 }
 
-/// Writes from `threads` threads, one group each: every third write of a
-/// thread is a record over 1 MiB (written past the page cache), the others
-/// are small. Returns each thread's results in order.
+/// The entry size of write `i` of [`hammer_mixed`]: every third write is a
+/// record over 1 MiB (written past the page cache), the others are small.
+fn mixed_size(i: u64) -> usize {
+    if i % 3 == 2 {
+        600 << 10
+    } else {
+        100
+    }
+}
+
+/// Writes from `threads` threads, one group each, of sizes [`mixed_size`].
+/// Returns each thread's results in order.
 fn hammer_mixed(
     store: &DiskStore,
     threads: u64,
     writes: u64,
 ) -> Vec<Vec<raftlet_disk::Result<()>>> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|g| {
-                let store = store.clone();
-                s.spawn(move || {
-                    let grp = store.group(g);
-                    (0..writes)
-                        .map(|i| {
-                            let size = if i % 3 == 2 { 600 << 10 } else { 100 };
-                            grp.append(&sized_entries(g, i * 2 + 1, 2, size))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    hammer_with(store, threads, writes, |g, i| {
+        sized_entries(g, i * 2 + 1, 2, mixed_size(i))
     })
 }
 
@@ -210,10 +218,9 @@ fn check_mixed(store: &DiskStore, threads: u64, writes: u64, when: &str) {
         let grp = store.group(g);
         assert_eq!(grp.last_index(), Ok(2 * writes), "{when}, group {g}");
         for i in 0..writes {
-            let size = if i % 3 == 2 { 600 << 10 } else { 100 };
             assert_eq!(
                 grp.entries(i * 2 + 1, i * 2 + 3, u64::MAX).unwrap(),
-                sized_entries(g, i * 2 + 1, 2, size),
+                sized_entries(g, i * 2 + 1, 2, mixed_size(i)),
                 "{when}, group {g}, write {i}"
             );
         }
