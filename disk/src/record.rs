@@ -71,14 +71,14 @@ pub(crate) fn header_start(kind: u8, seq: u64, synced: u64, len: usize) -> ([u8;
     h[8..16].copy_from_slice(&seq.to_le_bytes());
     h[16..24].copy_from_slice(&synced.to_le_bytes());
     h[24] = kind;
-    let crc = crc32c::crc32c(&h[..28]);
+    let crc = crc32c::crc32c(&h[..HEADER_CRC_AT]);
     (h, crc)
 }
 
 /// Completes a header of [`header_start`] with the checksum of its fields
 /// and payload.
 pub(crate) fn header_finish(h: &mut [u8; HEADER], crc: u32) {
-    h[28..].copy_from_slice(&crc.to_le_bytes());
+    h[HEADER_CRC_AT..].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Where a header's checksum is (see [`header_start`]).
@@ -118,15 +118,15 @@ pub(crate) fn parse_record(data: &[u8], off: usize) -> Result<(Header, &[u8], us
     if kind != KIND_BATCH && kind != KIND_CHECKPOINT {
         return Err(format!("unknown record kind {kind}"));
     }
-    if h[25..28] != [0, 0, 0] {
+    if h[25..HEADER_CRC_AT] != [0, 0, 0] {
         return Err("reserved header bytes are not zero".into());
     }
     if len > MAX_PAYLOAD || h.len() - HEADER < len {
         return Err(format!("record length {len} runs past the end of the file"));
     }
     let payload = &h[HEADER..HEADER + len];
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&h[..28]), payload);
-    if crc != u32_at(h, 28) {
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&h[..HEADER_CRC_AT]), payload);
+    if crc != u32_at(h, HEADER_CRC_AT) {
         return Err("checksum mismatch".into());
     }
     let header = Header {
